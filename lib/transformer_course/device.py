@@ -1,0 +1,73 @@
+"""Device choice and seeding (introduced in 00_setup).
+
+The course runs on CUDA, Apple MPS or the CPU. ``pick_device`` prefers them in
+that order; the environment variable ``TRANSFORMER_COURSE_DEVICE`` overrides.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import torch
+
+DEVICE_ENV_VAR = "TRANSFORMER_COURSE_DEVICE"
+_KNOWN_DEVICES = ("cuda", "mps", "cpu")
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def pick_device(preferred: str | None = None) -> torch.device:
+    """Return the device the course should use.
+
+    Order: ``preferred`` if given, else ``$TRANSFORMER_COURSE_DEVICE``, else the
+    first available of cuda, mps, cpu. Asking for a device that is not there
+    raises ``ValueError`` saying what is available.
+    """
+    requested = preferred or os.environ.get(DEVICE_ENV_VAR) or None
+    if requested is None:
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if _mps_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    kind = requested.split(":")[0]
+    if kind not in _KNOWN_DEVICES:
+        raise ValueError(
+            f"device {requested!r} is not one of {', '.join(_KNOWN_DEVICES)} "
+            f"(check the argument or ${DEVICE_ENV_VAR})"
+        )
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'")
+    if kind == "mps" and not _mps_available():
+        raise ValueError(f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'")
+    return torch.device(requested)
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python, NumPy (when installed) and torch; return a CPU generator seeded the same.
+
+    Notebooks reseed at the top of every cell that draws random numbers, so a
+    cell gives the same output however often and in whatever order it runs.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    random.seed(seed)
+    try:
+        import numpy as np
+    except ImportError:  # numpy is optional for the library itself
+        pass
+    else:
+        np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def autocast_dtype(device: torch.device) -> torch.dtype | None:
+    """The mixed-precision dtype the course uses on ``device``: bf16 on CUDA, none elsewhere."""
+    if device.type == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return None

@@ -1,0 +1,168 @@
+"""transformer_course.data: the corpus, its checks, and batches."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformer_course import data
+
+
+def test_corpus_is_the_course_corpus(corpus_text):
+    assert len(corpus_text) == 460_319
+    assert hashlib.sha256(corpus_text.encode("utf-8")).hexdigest() == data.CORPUS_SHA256
+    assert corpus_text.startswith("Chapter 1: Building Rapport and Capturing")
+
+
+def test_load_text_reads_any_utf8_file(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("héllo wörld ✓", encoding="utf-8")
+    assert data.load_text(path) == "héllo wörld ✓"
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no text file"):
+        data.load_text(tmp_path / "nope.txt")
+
+
+def test_empty_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match="empty"):
+        data.load_text(path)
+
+
+def test_non_utf8_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8"):
+        data.load_text(path)
+
+
+def test_env_var_pointing_nowhere_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.CORPUS_ENV_VAR, str(tmp_path / "missing.txt"))
+    with pytest.raises(FileNotFoundError, match=data.CORPUS_ENV_VAR):
+        data.load_text()
+
+
+def _offline(monkeypatch, tmp_path):
+    monkeypatch.delenv(data.CORPUS_ENV_VAR, raising=False)
+    monkeypatch.setenv(data.DATA_DIR_ENV_VAR, str(tmp_path))
+
+    def refuse(*args, **kwargs):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(data.urllib.request, "urlopen", refuse)
+
+
+def test_offline_without_a_cached_corpus_says_what_to_do(tmp_path, monkeypatch):
+    _offline(monkeypatch, tmp_path)
+    with pytest.raises(ConnectionError) as info:
+        data.load_text()
+    message = str(info.value)
+    assert data.CORPUS_FILENAME in message and str(tmp_path) in message and data.CORPUS_ENV_VAR in message
+    assert list(tmp_path.iterdir()) == [], "no partial file may stay behind"
+
+
+class _FakeResponse:
+    def __init__(self, payload: bytes):
+        self.payload, self.headers = payload, {"Content-Length": str(len(payload))}
+
+    def read(self, n):
+        chunk, self.payload = self.payload[:n], self.payload[n:]
+        return chunk
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_corrupt_download_never_stays_in_the_cache(tmp_path, monkeypatch):
+    _offline(monkeypatch, tmp_path)
+    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(b"not the corpus"))
+    with pytest.raises(ValueError, match="SHA-256"):
+        data.load_text()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_good_download_lands_in_the_cache(tmp_path, monkeypatch, corpus_text):
+    _offline(monkeypatch, tmp_path)
+    payload = corpus_text.encode("utf-8")
+    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(payload))
+    assert data.load_text() == corpus_text
+    assert [p.name for p in tmp_path.iterdir()] == [data.CORPUS_FILENAME]
+    # Second call reads the cache: the network is never asked again.
+    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: pytest.fail("downloaded twice"))
+    assert data.load_text() == corpus_text
+
+
+def test_train_val_split_is_first_ninety_percent():
+    ids = torch.arange(100)
+    train, val = data.train_val_split(ids)
+    assert train.tolist() == list(range(90)) and val.tolist() == list(range(90, 100))
+    with pytest.raises(ValueError, match="train_fraction"):
+        data.train_val_split(ids, 1.0)
+
+
+def test_get_batch_targets_are_inputs_shifted_by_one():
+    ids = torch.arange(1000)
+    x, y = data.get_batch(ids, 4, 16, generator=torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 16) and x.dtype == torch.long
+    torch.testing.assert_close(y, x + 1)
+
+
+def test_get_batch_is_reproducible_with_a_generator():
+    ids = list(range(500))
+    a = data.get_batch(ids, 3, 8, generator=torch.Generator().manual_seed(7))
+    b = data.get_batch(ids, 3, 8, generator=torch.Generator().manual_seed(7))
+    assert all(torch.equal(p, q) for p, q in zip(a, b))
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "context_length", "error", "match"),
+    [
+        (0, 4, ValueError, "batch_size"),
+        (2, 0, ValueError, "context_length"),
+        (2, 10, ValueError, "shorter context"),
+        (2.0, 4, TypeError, "batch_size"),
+    ],
+)
+def test_get_batch_bad_arguments(batch_size, context_length, error, match):
+    with pytest.raises(error, match=match):
+        data.get_batch(torch.arange(10), batch_size, context_length)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    length=st.integers(2, 300),
+    batch_size=st.integers(1, 8),
+    context_length=st.integers(1, 64),
+    seed=st.integers(0, 2**31),
+)
+def test_get_batch_windows_come_from_the_stream(length, batch_size, context_length, seed):
+    ids = torch.randperm(length, generator=torch.Generator().manual_seed(seed)) + 10
+    if length < context_length + 1:
+        with pytest.raises(ValueError):
+            data.get_batch(ids, batch_size, context_length)
+        return
+    x, y = data.get_batch(ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed))
+    position = {int(v): i for i, v in enumerate(ids)}
+    for row_x, row_y in zip(x.tolist(), y.tolist()):
+        start = position[row_x[0]]
+        assert row_x == ids[start : start + context_length].tolist()
+        assert row_y == ids[start + 1 : start + context_length + 1].tolist()
+
+
+def test_data_dir_prefers_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.DATA_DIR_ENV_VAR, str(tmp_path))
+    assert data.data_dir() == tmp_path
+    monkeypatch.delenv(data.DATA_DIR_ENV_VAR)
+    assert data.data_dir().name in ("data", "transformer_course")
+    assert os.fspath(data.data_dir())

@@ -1,0 +1,93 @@
+"""Device choice, seeding, the notebook setup call and the exercise feedback."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+
+from transformer_course import device as course_device
+from transformer_course import notebook
+from transformer_course.exercises import check_value
+from transformer_course.exercises.setup import check_matmul_shape
+
+
+def test_cpu_when_nothing_else(monkeypatch):
+    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(course_device, "_mps_available", lambda: False)
+    assert course_device.pick_device().type == "cpu"
+
+
+def test_cuda_first_then_mps(monkeypatch):
+    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert course_device.pick_device().type == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(course_device, "_mps_available", lambda: True)
+    assert course_device.pick_device().type == "mps"
+
+
+def test_environment_variable_overrides(monkeypatch):
+    monkeypatch.setenv(course_device.DEVICE_ENV_VAR, "cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert course_device.pick_device().type == "cpu"
+
+
+def test_unknown_or_missing_device_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="not one of"):
+        course_device.pick_device("tpu")
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        course_device.pick_device("cuda")
+
+
+def test_seed_everything_makes_draws_repeat():
+    course_device.seed_everything(3)
+    first = torch.randn(5)
+    generator = course_device.seed_everything(3)
+    torch.testing.assert_close(torch.randn(5), first)
+    assert torch.equal(torch.randn(2, generator=generator), torch.randn(2, generator=torch.Generator().manual_seed(3)))
+    with pytest.raises(TypeError):
+        course_device.seed_everything(1.5)
+
+
+def test_autocast_is_bf16_only_on_cuda():
+    assert course_device.autocast_dtype(torch.device("cpu")) is None
+
+
+def test_setup_notebook_prints_nothing(capsys, monkeypatch):
+    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    session = notebook.setup_notebook(seed=5, device="cpu")
+    assert capsys.readouterr().out == ""
+    assert session.device.type == "cpu" and session.seed == 5 and not session.in_colab
+    assert torch.equal(torch.randn(3, generator=session.generator()), torch.randn(3, generator=torch.Generator().manual_seed(5)))
+
+
+def test_colab_is_detected_from_its_module(monkeypatch):
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    assert notebook.in_colab()
+    command = notebook.colab_install_command("https://github.com/o/r")
+    assert command.startswith("pip install") and "git+https://github.com/o/r.git@main" in command
+    assert "--upgrade" not in command and "-U " not in command
+
+
+def test_environment_checks_table():
+    table = notebook.environment_checks()
+    assert list(table.columns) == ["check", "status", "detail", "if not ok"]
+    assert set(table["status"]) <= {"ok", "MISSING"}
+    assert (table.loc[table["check"] == "PyTorch", "status"] == "ok").all()
+
+
+def test_feedback_says_right_wrong_or_unanswered(capsys):
+    feedback = check_value(..., 3, "yes", "no")
+    assert not feedback and "Not answered yet" in repr(feedback)
+    feedback = check_value(3, 3, "yes", "no")
+    assert feedback and repr(feedback) == "✅ Correct: yes"
+    feedback = check_value(4, 3, "yes", "because")
+    assert not feedback and repr(feedback) == "❌ Not quite: because"
+    assert capsys.readouterr().out == "", "checks return their verdict, they do not print it"
+    assert check_value(0.5001, 0.5, "ok", "no", tolerance=1e-3)
+    assert check_matmul_shape((4, 16, 8)) and not check_matmul_shape((4, 8))

@@ -1,0 +1,161 @@
+"""Author, run and export the course notebooks.
+
+    python tools/nbtool.py build SRC.py notebooks/NN_topic.ipynb   # percent-format script -> executed notebook
+    python tools/nbtool.py run notebooks/NN_topic.ipynb [...]       # re-execute in place (fresh kernel)
+    python tools/nbtool.py export notebooks/NN_topic.ipynb SRC.py   # notebook -> percent-format script
+
+The committed notebooks are the single source; the percent-format script is a
+convenient way to edit one (``# %%`` starts a code cell, ``# %% [markdown]`` a
+markdown cell whose lines start with ``# ``). Execution runs in ``notebooks/``
+with the environment's ``python3`` kernel — the same one nbval uses — so the
+stored outputs are what ``make test`` will see. Cell ids are made stable so
+re-running a notebook changes only what really changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "lib"))
+from transformer_course import REPOSITORY  # noqa: E402
+
+CELL_MARK = re.compile(r"^# %%(?P<rest>.*)$")
+BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
+
+
+def colab_badge(notebook_name: str) -> str:
+    """The Open-in-Colab badge for a notebook, built from the one repository address."""
+    path = REPOSITORY.removeprefix("https://github.com/")
+    url = f"https://colab.research.google.com/github/{path}/blob/main/notebooks/{notebook_name}"
+    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+
+
+INSTALL_PLACEHOLDER = "{{COLAB_INSTALL}}"
+
+
+def colab_install_block() -> str:
+    """The first lines of every setup cell: in Colab only, install the course library."""
+    return (
+        "# In Colab only: install the course library (Colab's torch, numpy and ipywidgets are kept).\n"
+        "import sys\n\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install --quiet "transformer-course @ git+{REPOSITORY}.git@main"'
+    )
+
+
+def parse_percent(text: str) -> list[nbformat.NotebookNode]:
+    cells: list[nbformat.NotebookNode] = []
+    kind, lines = None, []
+
+    def flush():
+        if kind is None:
+            return
+        body = "\n".join(lines).strip("\n")
+        if kind == "markdown":
+            body = "\n".join(re.sub(r"^# ?", "", line) for line in body.split("\n"))
+            cells.append(nbformat.v4.new_markdown_cell(body))
+        else:
+            cells.append(nbformat.v4.new_code_cell(body))
+
+    for line in text.split("\n"):
+        match = CELL_MARK.match(line)
+        if match:
+            flush()
+            kind = "markdown" if "[markdown]" in match.group("rest") else "code"
+            lines = []
+        elif kind is not None:
+            lines.append(line)
+    flush()
+    return cells
+
+
+def to_percent(nb: nbformat.NotebookNode) -> str:
+    parts = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            body = "\n".join(("# " + line).rstrip() for line in cell.source.split("\n"))
+            parts.append(f"# %% [markdown]\n{body}\n")
+        else:
+            parts.append(f"# %%\n{cell.source}\n")
+    return "\n".join(parts)
+
+
+def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"c{index:03d}"
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(BADGE_PLACEHOLDER, colab_badge(name))
+        else:
+            cell.source = cell.source.replace(INSTALL_PLACEHOLDER, colab_install_block())
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.NotebookNode:
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}
+    )
+    client.execute()
+    for cell in nb.cells:  # nbclient adds timing metadata; keep the files stable
+        cell.metadata.pop("execution", None)
+    return nb
+
+
+def run(path: Path) -> float:
+    nb = normalise(nbformat.read(path, as_version=4), path.name)
+    start = time.perf_counter()
+    execute(nb)
+    nbformat.write(nb, path)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="percent-format script -> executed notebook")
+    build.add_argument("source", type=Path)
+    build.add_argument("notebook", type=Path)
+    build.add_argument("--no-execute", action="store_true")
+    runner = sub.add_parser("run", help="re-execute notebooks in place")
+    runner.add_argument("notebooks", type=Path, nargs="+")
+    export = sub.add_parser("export", help="notebook -> percent-format script")
+    export.add_argument("notebook", type=Path)
+    export.add_argument("source", type=Path)
+    args = parser.parse_args(argv)
+
+    if args.command == "build":
+        nb = nbformat.v4.new_notebook()
+        nb.cells = parse_percent(args.source.read_text(encoding="utf-8"))
+        nb = normalise(nb, args.notebook.name)
+        start = time.perf_counter()
+        if not args.no_execute:
+            execute(nb)
+        nbformat.write(nb, args.notebook)
+        print(f"{args.notebook}: built in {time.perf_counter() - start:.1f} s")
+    elif args.command == "run":
+        for path in args.notebooks:
+            print(f"{path}: executed in {run(path):.1f} s")
+    else:
+        args.source.write_text(to_percent(nbformat.read(args.notebook, as_version=4)), encoding="utf-8")
+        print(f"wrote {args.source}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
