@@ -28,3 +28,57 @@ def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0
     table[:, 0::2] = torch.sin(angles)
     table[:, 1::2] = torch.cos(angles)
     return table.float()
+
+
+def rope_angles(
+    positions: torch.Tensor, head_dim: int, base: float = 10000.0
+) -> torch.Tensor:
+    """Angles pos · base^(−2i/D) used by :func:`apply_rope` (13_modern_blocks).
+
+    ``positions`` is [T]; returns [T, D/2] in float64 so that long contexts keep precision.
+    """
+    _check_size("head_dim", head_dim, even=True)
+    if base <= 1.0:
+        raise ValueError(f"base must be greater than 1, got {base}")
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)  # (D/2,)
+    return positions.to(torch.float64)[:, None] * inv_freq.to(positions.device)  # (T, D/2)
+
+
+def apply_rope(
+    x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0
+) -> torch.Tensor:
+    """Rotary position embedding (RoPE), introduced in 13_modern_blocks.
+
+    ``x`` is [..., T, D] (e.g. queries [B, H, T, D]); each pair (x_2i, x_2i+1) at position
+    ``pos`` is rotated by the angle pos · base^(−2i/D). ``positions`` is a [T] tensor of
+    positions (integer or float) and defaults to 0..T−1. Returns a tensor of the same shape
+    and dtype as ``x``. Because a rotation keeps lengths and rotations compose, the dot product
+    of a rotated query at m with a rotated key at n depends only on m − n.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() < 2:
+        raise ValueError(f"x must have shape [..., T, D] (at least 2 dims), got {tuple(x.shape)}")
+    seq_len, head_dim = x.shape[-2], x.shape[-1]
+    if head_dim % 2:
+        raise ValueError(
+            f"the last dimension of x (head size D) must be even for RoPE, "
+            f"which rotates pairs of features; got D={head_dim}"
+        )
+    if positions is None:
+        positions = torch.arange(seq_len, device=x.device)  # (T,)
+    elif not isinstance(positions, torch.Tensor):
+        positions = torch.as_tensor(positions, device=x.device)
+    if positions.shape != (seq_len,):
+        raise ValueError(
+            f"positions must have shape [T] = [{seq_len}] (one position per token), "
+            f"got {tuple(positions.shape)}"
+        )
+    angles = rope_angles(positions.to(x.device), head_dim, base)  # (T, D/2)
+    # Compute in at least float32: half-precision sin/cos of large angles are too coarse.
+    work = torch.promote_types(x.dtype, torch.float32)
+    cos, sin = angles.cos().to(work), angles.sin().to(work)  # (T, D/2)
+    pairs = x.to(work).unflatten(-1, (head_dim // 2, 2))  # (..., T, D) -> (..., T, D/2, 2)
+    even, odd = pairs[..., 0], pairs[..., 1]  # (..., T, D/2)
+    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, D/2, 2)
+    return rotated.flatten(-2).to(x.dtype)  # (..., T, D/2, 2) -> (..., T, D)

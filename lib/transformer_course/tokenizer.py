@@ -8,7 +8,11 @@ and downloads them once when online.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import tiktoken
 
@@ -36,3 +40,202 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
             f"Offline, copy a tiktoken cache folder there or set {TIKTOKEN_ENV_VAR} to one, "
             "then run again."
         ) from exc
+
+
+# --------------------------------------------------------------------------- BPE from scratch
+#
+# The algorithm of seed 002 (Sennrich et al., 2016): split the text on whitespace, spell each
+# word as its characters plus an end-of-word symbol, then repeatedly merge the most frequent
+# adjacent pair of symbols. It works on characters, not bytes, so a character never seen in
+# training stays a token of its own (tiktoken's byte-level BPE has no such gap).
+
+END_OF_WORD = "</w>"
+
+Word = tuple[str, ...]
+Pair = tuple[str, str]
+
+
+def split_words(text: str) -> list[str]:
+    """The maximal runs of whitespace and of non-whitespace in ``text``, in order.
+
+    ``"".join(split_words(text)) == text``; BPE learns from the non-whitespace runs (words).
+    """
+    return ["".join(group) for _, group in itertools.groupby(text, key=str.isspace)]
+
+
+def spell(word: str) -> Word:
+    """A word as BPE starts it: its characters followed by ``</w>`` ("tidy" -> t i d y </w>)."""
+    if not word:
+        raise ValueError("word must be a non-empty string")
+    return (*word, END_OF_WORD)
+
+
+def word_counts(text: str) -> Counter[Word]:
+    """How often each spelled word occurs, in order of first appearance (seed 002, step 1)."""
+    return Counter(spell(w) for w in text.split())
+
+
+def symbol_counts(words: Mapping[Word, int]) -> Counter[str]:
+    """How often each symbol occurs, weighting every word by its count (seed 002, step 2)."""
+    counts: Counter[str] = Counter()
+    for word, freq in words.items():
+        for symbol in word:
+            counts[symbol] += freq
+    return counts
+
+
+def pair_counts(words: Mapping[Word, int]) -> Counter[Pair]:
+    """How often each adjacent pair of symbols occurs, in order of first appearance (step 3)."""
+    counts: Counter[Pair] = Counter()
+    for word, freq in words.items():
+        for pair in zip(word, word[1:]):
+            counts[pair] += freq
+    return counts
+
+
+def merge_pair(word: Word, pair: Pair) -> Word:
+    """Replace every occurrence of ``pair`` in ``word`` by one symbol, scanning left to right."""
+    merged: list[str] = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            merged.append(word[i] + word[i + 1])
+            i += 2
+        else:
+            merged.append(word[i])
+            i += 1
+    return tuple(merged)
+
+
+@dataclass
+class BPE:
+    """A byte-pair encoder trained by :func:`train_bpe` (introduced in 01_tokenization).
+
+    ``merges`` is the ordered list of merged pairs, ``merge_counts`` how often each pair
+    occurred when it was merged, ``alphabet`` the characters seen in training (first-seen order).
+    ``tokenize`` keeps every whitespace run as a token of its own, so ``detokenize`` gives the
+    exact text back, whatever its characters.
+    """
+
+    merges: list[Pair]
+    merge_counts: list[int] = field(default_factory=list)
+    alphabet: list[str] = field(default_factory=list)
+
+    @property
+    def vocab(self) -> list[str]:
+        """Every symbol the encoder knows: ``</w>``, the alphabet, then one per merge."""
+        return [END_OF_WORD, *self.alphabet, *(a + b for a, b in self.merges)]
+
+    @property
+    def token_to_id(self) -> dict[str, int]:
+        """Symbol -> id, ids in :attr:`vocab` order (a later merge wins a repeated string)."""
+        return {symbol: i for i, symbol in enumerate(self.vocab)}
+
+    def segment(self, word: str) -> Word:
+        """The symbols one word (no whitespace) ends up as, last one carrying ``</w>``."""
+        ranks = {pair: rank for rank, pair in enumerate(self.merges)}
+        return self._segment(spell(word), ranks)
+
+    @staticmethod
+    def _segment(symbols: Word, ranks: Mapping[Pair, int]) -> Word:
+        # Applying the lowest-ranked pair present, again and again, equals replaying every merge
+        # in training order: a merge can only create pairs involving its own, newer symbol.
+        while len(symbols) > 1:
+            best = min(zip(symbols, symbols[1:]), key=lambda p: ranks.get(p, len(ranks)))
+            if best not in ranks:
+                break
+            symbols = merge_pair(symbols, best)
+        return symbols
+
+    def tokenize(self, text: str) -> list[str]:
+        """Split ``text`` into BPE tokens; whitespace runs stay tokens of their own.
+
+        ``"a tidy"`` -> ``["a</w>", " ", "tidy</w>"]`` once ``tidy</w>`` is a merged symbol;
+        a word whose last character never merged with ``</w>`` ends with the token ``</w>``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        ranks = {pair: rank for rank, pair in enumerate(self.merges)}
+        cache: dict[str, Word] = {}
+        tokens: list[str] = []
+        for run in split_words(text):
+            if run.isspace():
+                tokens.append(run)
+                continue
+            if run not in cache:
+                cache[run] = self._segment(spell(run), ranks)
+            tokens.extend(cache[run])
+        return tokens
+
+    def detokenize(self, tokens: Sequence[str]) -> str:
+        """The text back from :meth:`tokenize`'s tokens (exact, whitespace included).
+
+        The last token of every word ends with ``</w>`` (it may be ``</w>`` alone); exactly that
+        one marker is dropped, so even a text containing the characters "</w>" comes back whole.
+        """
+        pieces: list[str] = []
+        for i, token in enumerate(tokens):
+            word_ends = i + 1 == len(tokens) or tokens[i + 1].isspace()
+            if not token.isspace() and word_ends:
+                if not token.endswith(END_OF_WORD):
+                    raise ValueError(f"token {i} ({token!r}) ends a word but lacks {END_OF_WORD!r}")
+                token = token[: -len(END_OF_WORD)]
+            pieces.append(token)
+        return "".join(pieces)
+
+
+def train_bpe(text: str, num_merges: int) -> BPE:
+    """Learn ``num_merges`` BPE merges from ``text`` (the algorithm of seed 002, in 01_tokenization).
+
+    Ties between equally frequent pairs go to the pair seen first in the text. Training stops
+    early when no adjacent pair is left (every word is one symbol). Pair counts are updated
+    incrementally, touching only the words that contain the merged pair, so a few thousand
+    merges on the 460k-character corpus take seconds.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not isinstance(num_merges, int) or isinstance(num_merges, bool):
+        raise TypeError(f"num_merges must be an int, got {type(num_merges).__name__}")
+    if num_merges < 0:
+        raise ValueError(f"num_merges must be 0 or more, got {num_merges}")
+    counted = word_counts(text)
+    words: list[list[str]] = [list(w) for w in counted]  # word types, in first-seen order
+    freqs: list[int] = list(counted.values())
+    alphabet = list(dict.fromkeys(ch for w in counted for ch in w[:-1]))
+    pairs: Counter[Pair] = Counter()
+    where: dict[Pair, set[int]] = defaultdict(set)
+    for index, word in enumerate(words):
+        for pair in zip(word, word[1:]):
+            pairs[pair] += freqs[index]
+            where[pair].add(index)
+
+    def first_seen(pair: Pair) -> tuple[int, int]:
+        # Word types are in first-seen order, so the earliest one holding the pair holds its
+        # first occurrence in the text.
+        index = min(where[pair])
+        word = words[index]
+        return index, next(i for i in range(len(word) - 1) if (word[i], word[i + 1]) == pair)
+
+    merges: list[Pair] = []
+    merge_counts: list[int] = []
+    while len(merges) < num_merges and pairs:
+        top = max(pairs.values())
+        tied = [p for p, c in pairs.items() if c == top]
+        best = tied[0] if len(tied) == 1 else min(tied, key=first_seen)
+        merges.append(best)
+        merge_counts.append(top)
+        for index in list(where[best]):
+            old = words[index]
+            freq = freqs[index]
+            for pair in zip(old, old[1:]):
+                pairs[pair] -= freq
+                if pairs[pair] == 0:
+                    del pairs[pair]
+                where[pair].discard(index)
+            new = list(merge_pair(tuple(old), best))
+            words[index] = new
+            for pair in zip(new, new[1:]):
+                pairs[pair] += freq
+                where[pair].add(index)
+        where.pop(best, None)
+    return BPE(merges=merges, merge_counts=merge_counts, alphabet=alphabet)

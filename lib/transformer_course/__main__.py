@@ -1,0 +1,313 @@
+"""The course's command line (introduced in 11_training):
+
+    python -m transformer_course train [options]            # train the tiny GPT, with a progress bar
+    python -m transformer_course generate "prompt" [options]  # continue a prompt from a checkpoint
+    torchrun --nproc_per_node=2 -m transformer_course train [options]   # several processes (DDP)
+
+``transformer-course`` (installed with the package) is the same program. The defaults are the
+notebooks': 11_training's "cpu-demo" recipe on the sales textbook with the compact vocabulary.
+Training writes a checkpoint (``checkpoints/gpt.pt`` by default) and resumes from it when run
+again with the same options; Ctrl-C stops after the current step and keeps a checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+DEFAULT_CHECKPOINT = "checkpoints/gpt.pt"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
+    from .train import PRESETS
+
+    demo = PRESETS["cpu-demo"]
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_course",
+        description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
+        epilog="Run 'python -m transformer_course COMMAND --help' for the options of a command.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    train = commands.add_parser(
+        "train",
+        help="train a GPT (resumes from --checkpoint if it exists)",
+        description=(
+            "Train model.GPT with a progress bar. Options left out take their value from --preset. "
+            "Under torchrun each process trains on its own batches and DistributedDataParallel "
+            "averages the gradients (gloo on the CPU, nccl on CUDA GPUs)."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    group = train.add_argument_group("data")
+    group.add_argument("--text", default=None, help="UTF-8 text file to train on (default: the sales textbook)")
+    group.add_argument(
+        "--vocab",
+        choices=["compact", "full"],
+        default="compact",
+        help="'compact': only the token ids the text uses (3,771 for the textbook); 'full': every id up to the largest one",
+    )
+    group = train.add_argument_group("model (a GPTConfig)")
+    group.add_argument("--d-model", type=_positive_int, default=64, help="width of every token vector (C)")
+    group.add_argument("--n-heads", type=_positive_int, default=4, help="attention heads per block (must divide --d-model)")
+    group.add_argument("--n-layers", type=_positive_int, default=8, help="number of Transformer blocks")
+    group.add_argument("--dropout", type=_non_negative_float, default=0.1, help="dropout probability during training")
+    group = train.add_argument_group("training (a TrainConfig; unset options come from --preset)")
+    group.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="cpu-demo",
+        help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, 5000 steps), 'gpu' (longer, bigger batches)",
+    )
+    group.add_argument("--steps", type=_positive_int, help=f"optimisation steps in total (cpu-demo: {demo.steps})")
+    group.add_argument("--batch-size", type=_positive_int, help=f"sequences per step (cpu-demo: {demo.batch_size})")
+    group.add_argument(
+        "--context-length", type=_positive_int, help=f"tokens per sequence, also the model's context (cpu-demo: {demo.context_length})"
+    )
+    group.add_argument("--lr", type=_positive_float, help=f"peak learning rate (cpu-demo: {demo.lr})")
+    group.add_argument("--min-lr", type=_non_negative_float, help="learning rate at the end of the cosine (default: lr / 10)")
+    group.add_argument("--warmup", type=_non_negative_int, help=f"steps of linear warm-up (cpu-demo: {demo.warmup})")
+    group.add_argument("--weight-decay", type=_non_negative_float, help=f"AdamW weight decay on matrices (cpu-demo: {demo.weight_decay})")
+    group.add_argument("--grad-clip", type=_non_negative_float, help=f"clip the gradient norm to this; 0 = no clipping (cpu-demo: {demo.grad_clip})")
+    group.add_argument(
+        "--eval-interval", type=_non_negative_int, help=f"validate (whole validation split) every N steps; 0 = only at the end (cpu-demo: {demo.eval_interval})"
+    )
+    group.add_argument("--seed", type=_non_negative_int, default=0, help="seed for the initial weights, the batches and dropout")
+    group.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best available; under torchrun, cuda:LOCAL_RANK)")
+    group.add_argument("--no-autocast", action="store_true", help="train in float32 even on CUDA (default: bf16 autocast there)")
+    group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    group = train.add_argument_group("checkpoints")
+    group.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="where the checkpoint is written and resumed from")
+    group.add_argument("--checkpoint-interval", type=_non_negative_int, default=500, help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C")
+    group.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint and start from step 0 (it is overwritten)")
+
+    gen = commands.add_parser(
+        "generate",
+        help="continue a prompt with a trained checkpoint",
+        description="Load a checkpoint written by 'train' and continue PROMPT token by token.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    gen.add_argument("prompt", help="the text to continue (at least one token)")
+    gen.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'")
+    gen.add_argument("--max-new-tokens", type=_non_negative_int, default=50, help="how many tokens to add")
+    gen.add_argument("--temperature", type=_non_negative_float, default=0.8, help="softmax temperature; 0 = greedy (always the most probable token)")
+    gen.add_argument("--top-k", type=_positive_int, default=None, help="sample only among the k most probable tokens")
+    gen.add_argument("--top-p", type=_positive_float, default=None, help="sample only among the most probable tokens whose probabilities add up to p (0 < p ≤ 1)")
+    gen.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the sampling, for a reproducible continuation")
+    gen.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best available)")
+    return parser
+
+
+def _distributed_setup(requested_device: str | None):
+    """Join the process group torchrun describes (if any); return (device, rank, world)."""
+    import torch
+    from torch import distributed as dist
+
+    from .device import pick_device
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return pick_device(requested_device), 0, 1
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = pick_device(requested_device)
+    if device.type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        backend = "nccl"
+    else:
+        device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
+        backend = "gloo"
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world))))
+    dist.init_process_group(backend=backend)
+    return device, dist.get_rank(), dist.get_world_size()
+
+
+def _training_config(args: argparse.Namespace, device, checkpoint: str):
+    from .train import PRESETS
+
+    overrides = {
+        name: getattr(args, name)
+        for name in ("steps", "batch_size", "context_length", "lr", "min_lr", "warmup", "weight_decay", "eval_interval")
+        if getattr(args, name) is not None
+    }
+    if args.grad_clip is not None:
+        overrides["grad_clip"] = args.grad_clip or None
+    preset = PRESETS[args.preset]
+    return replace(
+        preset,
+        **overrides,
+        seed=args.seed,
+        device=str(device),
+        autocast=not args.no_autocast,
+        progress=not args.no_progress,
+        checkpoint_path=checkpoint,
+        checkpoint_interval=args.checkpoint_interval,
+        resume=not args.fresh,
+    )
+
+
+def command_train(args: argparse.Namespace) -> int:
+    import torch
+    from torch import distributed as dist
+
+    from . import data, tokenizer
+    from .checkpoint import CheckpointError, read_checkpoint
+    from .model import GPT, GPTConfig
+    from .vocabulary import CompactVocabulary
+
+    device, rank, world = _distributed_setup(args.device)
+    say = print if rank == 0 else (lambda *a, **k: None)
+    try:
+        text = data.load_text(args.text)
+        ids = torch.tensor(tokenizer.get_encoding().encode(text), dtype=torch.long)  # (N,)
+        if args.vocab == "compact":
+            vocab = CompactVocabulary.from_ids(ids)
+            vocab_size, stream, meta = vocab.size, vocab.encode(ids), {"vocabulary": vocab.to_list()}
+        else:
+            vocab_size, stream, meta = int(ids.max()) + 1, ids, {"vocabulary": None}
+        meta["encoding"] = "cl100k_base"
+        train_ids, val_ids = data.train_val_split(stream)
+        config = _training_config(args, device, args.checkpoint)
+        model_config = GPTConfig(
+            vocab_size=vocab_size,
+            context_length=config.context_length,
+            d_model=args.d_model,
+            n_heads=args.n_heads,
+            n_layers=args.n_layers,
+            dropout=args.dropout,
+        )
+        checkpoint = Path(args.checkpoint)
+        if checkpoint.is_file() and not args.fresh:
+            saved = read_checkpoint(checkpoint)
+            if saved.get("vocabulary") != meta["vocabulary"]:
+                raise CheckpointError(
+                    f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
+                    "use --fresh to start over or pass another --checkpoint"
+                )
+            say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+        torch.manual_seed(config.seed)  # the same initial weights on every process
+        model = GPT(model_config)
+        say(
+            f"{model.num_parameters():,} parameters, vocabulary {vocab_size:,} ({args.vocab}), "
+            f"{train_ids.numel():,} training / {val_ids.numel():,} validation tokens, "
+            f"{world} process{'es' if world > 1 else ''} on {device.type}"
+        )
+        from .train import train
+
+        history = train(model, train_ids, val_ids, config, meta=meta)
+    except (ValueError, TypeError, FileNotFoundError, ConnectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    if history.interrupted:
+        say(f"interrupted after step {history.steps}; checkpoint kept at {checkpoint} — run the same command to resume")
+        return 130
+    if history.val_loss:
+        say(f"step {history.steps}: validation loss {history.val_loss[-1]:.3f} (whole validation split)")
+    if history.seconds > 0:
+        say(f"{history.tokens / history.seconds:,.0f} tokens/s this run; checkpoint: {checkpoint}")
+    return 0
+
+
+def command_generate(args: argparse.Namespace) -> int:
+    import torch
+
+    from . import tokenizer
+    from .checkpoint import model_from_checkpoint
+    from .device import pick_device
+    from .generate import generate
+    from .vocabulary import CompactVocabulary
+
+    try:
+        device = pick_device(args.device)
+        model, saved = model_from_checkpoint(args.checkpoint, device=device)
+        encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
+        ids = torch.tensor(encoding.encode(args.prompt), dtype=torch.long)  # (T,)
+        if ids.numel() == 0:
+            raise ValueError("the prompt is empty; give at least one word to continue from")
+        vocab = CompactVocabulary(torch.tensor(saved["vocabulary"])) if saved.get("vocabulary") else None
+        if vocab is not None:
+            unknown = ids[~vocab.contains(ids)]
+            if unknown.numel():
+                pieces = ", ".join(repr(encoding.decode([int(i)])) for i in unknown[:8])
+                raise ValueError(
+                    f"the prompt has tokens the model's compact vocabulary does not know: {pieces}; "
+                    "rephrase it with words from the training text"
+                )
+            ids = vocab.encode(ids)
+        context = model.config.context_length
+        out = generate(
+            model,
+            ids[-context:].to(device),
+            args.max_new_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            generator=torch.Generator(device=device).manual_seed(args.seed),
+        )  # (T' + n,)
+        new = out[min(ids.numel(), context) :].cpu()  # (n,)
+        if vocab is not None:
+            new = vocab.decode(new)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(args.prompt + encoding.decode(new.tolist()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m transformer_course`` and of the ``transformer-course`` script."""
+    args = build_parser().parse_args(argv)
+    if args.command == "train":
+        return command_train(args)
+    return command_generate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

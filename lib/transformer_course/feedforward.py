@@ -1,0 +1,90 @@
+"""Position-wise feed-forward networks (09_transformer_block) and SwiGLU (13_modern_blocks).
+
+Attention mixes information *between* tokens; the feed-forward network then
+works on each token's vector on its own: expand C -> d_ff, apply a
+non-linearity, project back d_ff -> C.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+ACTIVATIONS = ("relu", "gelu", "silu")
+
+
+def _check_size(name: str, value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+
+
+def _activation(name: str):
+    if name == "relu":
+        return F.relu
+    if name == "gelu":
+        return F.gelu
+    if name == "silu":
+        return F.silu
+    raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {name!r}")
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = W2 · act(W1 x + b1) + b2, then dropout (introduced in 09_transformer_block).
+
+    ``d_ff`` defaults to 4 · d_model (64 -> 256 -> 64 in the course). Input
+    [..., C] -> output [..., C].
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int | None = None,
+        activation: str = "relu",
+        dropout: float = 0.0,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        _check_size("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        _check_size("d_ff", d_ff)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.act = _activation(activation)
+        self.activation = activation
+        self.up = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff)
+        self.down = nn.Linear(d_ff, d_model, bias=bias)  # W2: (d_ff -> C)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = self.act(self.up(x))  # (..., C) -> (..., d_ff)
+        return self.dropout(self.down(hidden))  # (..., d_ff) -> (..., C)
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation!r}"
+
+
+class SwiGLU(nn.Module):
+    """SwiGLU(x) = W2 · (SiLU(W1 x) ⊙ W3 x), the gated FFN of LLaMA (introduced in 13_modern_blocks).
+
+    No biases, as in LLaMA. With three matrices instead of two, ``d_ff`` is
+    usually ⅔ of the plain FFN's 4 · d_model so the parameter count stays the same.
+    Input [..., C] -> output [..., C].
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, bias: bool = False) -> None:
+        super().__init__()
+        _check_size("d_model", d_model)
+        _check_size("d_ff", d_ff)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.gate = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff), goes through SiLU
+        self.up = nn.Linear(d_model, d_ff, bias=bias)  # W3: (C -> d_ff), the value being gated
+        self.down = nn.Linear(d_ff, d_model, bias=bias)  # W2: (d_ff -> C)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = F.silu(self.gate(x)) * self.up(x)  # (..., C) -> (..., d_ff)
+        return self.dropout(self.down(hidden))  # (..., d_ff) -> (..., C)

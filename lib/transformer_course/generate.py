@@ -1,0 +1,241 @@
+"""Turning a language model into a text generator (introduced in 12_generation).
+
+The model gives, for the last position of a context, a distribution over the next token.
+Autoregressive decoding appends one token and repeats (seed 004: y_t = f(y_1 … y_{t−1})).
+How the next token is picked is the decoding strategy:
+
+* greedy — always the most probable token (``temperature=0``);
+* sampling — draw from softmax(logits / temperature), optionally only among the
+  ``top_k`` most probable tokens or the smallest set whose probability reaches ``top_p``;
+* beam search — keep the ``beam_width`` best partial continuations by total log-probability.
+
+Every function accepts a prompt [T] (returns [T + n]) or a batch [B, T] (returns [B, T + n])
+and any model whose ``forward(idx)`` returns ``(logits [B, T, V], ...)``; when the model has a
+``config.context_length`` the context is cropped to its last ``context_length`` tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from .model import evaluating
+
+
+def _context_length(model: nn.Module) -> int | None:
+    return getattr(getattr(model, "config", None), "context_length", None)
+
+
+def _as_batch(idx: torch.Tensor | Sequence[int], name: str = "idx") -> tuple[torch.Tensor, bool]:
+    """A prompt [T] or [B, T] (or a list of ids) -> ([B, T] long, whether it was 1-D)."""
+    if not isinstance(idx, torch.Tensor):
+        try:
+            idx = torch.as_tensor(list(idx), dtype=torch.long)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must be a tensor or a list of token ids, got {type(idx).__name__}"
+            ) from None
+    if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {idx.dtype}")
+    if idx.dim() not in (1, 2):
+        raise ValueError(f"{name} must have shape [T] or [B, T], got {tuple(idx.shape)}")
+    single = idx.dim() == 1
+    batch = idx[None] if single else idx  # (T,) -> (1, T)
+    if batch.shape[1] == 0:
+        raise ValueError(f"{name} is an empty prompt: give at least one token to continue from")
+    return batch.long(), single
+
+
+def _check_count(name: str, value: object, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
+    """Raise ValueError/TypeError naming the knob when a sampling setting is out of range."""
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
+    if not math.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}")
+    if top_k is not None:
+        _check_count("top_k", top_k, 1)
+    if top_p is not None:
+        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
+            raise TypeError(f"top_p must be a number in (0, 1], got {type(top_p).__name__}")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
+
+
+def next_token_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
+    """The model's logits for the token after ``idx`` [B, T], cropped to its context: [B, V]."""
+    limit = _context_length(model)
+    context = idx if limit is None else idx[:, -limit:]  # (B, T) -> (B, ≤ context_length)
+    logits = model(context)[0]  # (B, T', V)
+    return logits[:, -1, :].float()  # (B, V) only the last position predicts a new token
+
+
+def filter_logits(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> torch.Tensor:
+    """Logits [..., V] divided by ``temperature``, with the tokens that ``top_k`` / ``top_p``
+    exclude set to −inf (12_generation). ``temperature`` must be > 0 here.
+
+    top-k keeps the k largest logits (ties with the k-th are kept too). top-p (nucleus) keeps
+    the most probable tokens, in order, until their probability reaches ``top_p``; the most
+    probable token is always kept. With both, top-k is applied first.
+    """
+    check_sampling(temperature, top_k, top_p)
+    if temperature == 0:
+        raise ValueError(
+            "temperature=0 means greedy decoding: take logits.argmax(-1) instead of filtering"
+        )
+    scaled = logits / temperature  # (..., V)
+    if top_k is not None and top_k < scaled.shape[-1]:
+        kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest logit
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))  # (..., V)
+    if top_p is not None and top_p < 1.0:
+        sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)  # (..., V)
+        probs = torch.softmax(sorted_logits, dim=-1)  # (..., V)
+        mass_before = (
+            probs.cumsum(dim=-1) - probs
+        )  # (..., V) probability of the tokens ranked above
+        drop_sorted = mass_before >= top_p  # (..., V) the nucleus already holds top_p without them
+        drop = drop_sorted.scatter(-1, order, drop_sorted)  # (..., V) back to vocabulary order
+        scaled = scaled.masked_fill(drop, float("-inf"))  # (..., V)
+    return scaled
+
+
+def next_token_probs(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> torch.Tensor:
+    """The distribution the sampler draws from: softmax of :func:`filter_logits` [..., V].
+    ``temperature=0`` gives the greedy one-hot distribution."""
+    check_sampling(temperature, top_k, top_p)
+    if temperature == 0:
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(
+            logits.dtype
+        )  # (..., V)
+    return torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)  # (..., V)
+
+
+@torch.no_grad()
+def generate(
+    model: nn.Module,
+    idx: torch.Tensor | Sequence[int],
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Append ``max_new_tokens`` tokens to the prompt ``idx`` [T] or [B, T] (12_generation).
+
+    ``temperature=0`` is greedy decoding (``top_k``/``top_p`` are then irrelevant); otherwise
+    each token is drawn from softmax(logits / temperature) restricted by ``top_k``/``top_p``,
+    using ``generator`` (e.g. ``course.generator(seed)``) for reproducible draws. The model runs
+    in eval mode (no dropout) and its mode is restored. Returns prompt + new tokens, same
+    number of dimensions as ``idx``.
+    """
+    batch, single = _as_batch(idx)
+    _check_count("max_new_tokens", max_new_tokens, 0)
+    check_sampling(temperature, top_k, top_p)
+    device = next(model.parameters()).device
+    out = batch.to(device)  # (B, T)
+    with evaluating(model):
+        for _ in range(max_new_tokens):
+            logits = next_token_logits(model, out)  # (B, V)
+            if temperature == 0:
+                token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
+            else:
+                probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
+                sample_device = generator.device if generator is not None else probs.device
+                token = torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
+                    device
+                )  # (B, 1)
+            out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
+    return out[0] if single else out
+
+
+@torch.no_grad()
+def continuation_log_probs(
+    model: nn.Module,
+    prompt: torch.Tensor | Sequence[int],
+    continuation: torch.Tensor | Sequence[int],
+) -> torch.Tensor:
+    """log p(c_i | prompt, c_<i) of every token of ``continuation`` (12_generation).
+
+    ``prompt`` [T] or [B, T], ``continuation`` [n] or [B, n]; returns [n] or [B, n]. The
+    context is cropped exactly as :func:`generate` crops it, so the sum is the total
+    log-probability that the model gives the continuation. Eval mode, restored afterwards.
+    """
+    prompt_batch, single = _as_batch(prompt, "prompt")
+    if len(continuation) == 0:
+        empty = torch.zeros(prompt_batch.shape[0], 0)  # (B, 0) nothing to score
+        return empty[0] if single else empty
+    cont_batch, _ = _as_batch(continuation, "continuation")
+    if cont_batch.shape[0] != prompt_batch.shape[0]:
+        raise ValueError(
+            f"prompt and continuation must have the same batch size, got {prompt_batch.shape[0]} and {cont_batch.shape[0]}"
+        )
+    device = next(model.parameters()).device
+    full = torch.cat([prompt_batch, cont_batch], dim=1).to(device)  # (B, T + n)
+    start, total = prompt_batch.shape[1], full.shape[1]
+    limit = _context_length(model)
+    with evaluating(model):
+        if limit is None or total - 1 <= limit:
+            logits = model(full[:, :-1])[0].float()  # (B, T + n − 1, V) every prefix in one pass
+            log_probs = logits[:, start - 1 :].log_softmax(dim=-1)  # (B, n, V)
+        else:
+            # Long sequences: each token sees only the last `limit` tokens before it, as in generate.
+            steps = [
+                next_token_logits(model, full[:, :i]).log_softmax(-1) for i in range(start, total)
+            ]
+            log_probs = torch.stack(steps, dim=1)  # n × (B, V) -> (B, n, V)
+    chosen = log_probs.gather(-1, full[:, start:, None]).squeeze(-1)  # (B, n)
+    return chosen[0].cpu() if single else chosen.cpu()
+
+
+@torch.no_grad()
+def beam_search(
+    model: nn.Module, idx: torch.Tensor | Sequence[int], max_new_tokens: int, beam_width: int = 4
+) -> torch.Tensor:
+    """The continuation with the highest total log-probability that a beam of
+    ``beam_width`` finds (12_generation). Width 1 is greedy decoding.
+
+    At every step each kept continuation is extended by every token, and the ``beam_width``
+    best (by the sum of log-probabilities so far) are kept. A wider beam looks further than
+    greedy's one step, but is still not an exhaustive search. ``idx`` [T] or [B, T] (each row
+    is searched on its own); returns prompt + new tokens like :func:`generate`.
+    """
+    batch, single = _as_batch(idx)
+    _check_count("max_new_tokens", max_new_tokens, 0)
+    _check_count("beam_width", beam_width, 1)
+    device = next(model.parameters()).device
+    rows = []
+    with evaluating(model):
+        for prompt in batch.to(device):
+            beams = prompt[None]  # (1, T) the kept continuations, prompt included
+            scores = torch.zeros(1, device=device)  # (1,) their total log-probabilities
+            for _ in range(max_new_tokens):
+                log_probs = next_token_logits(model, beams).log_softmax(dim=-1)  # (K, V)
+                candidates = scores[:, None] + log_probs  # (K, 1) + (K, V) -> (K, V)
+                V = candidates.shape[1]
+                width = min(beam_width, candidates.numel())
+                scores, flat = torch.topk(candidates.flatten(), width)  # (K',), (K',) best first
+                parent, token = flat // V, flat % V  # (K',), (K',)
+                beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', T + 1)
+            rows.append(beams[0])  # (T + n,) the best beam
+    out = torch.stack(rows)  # (B, T + n)
+    return out[0] if single else out

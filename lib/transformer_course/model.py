@@ -1,0 +1,358 @@
+"""The tiny decoder-only GPT of the course (09_transformer_block, 10_logits_and_loss).
+
+Token embedding (+ positions) -> ``n_layers`` × :class:`Block` -> final norm -> a linear
+layer to the vocabulary. The defaults are the backbone source's hyperparameters
+(seed 000: context 16, d_model 64, 4 heads, 8 blocks, dropout 0.1); switches in
+:class:`GPTConfig` turn it into the LLaMA-style variants of 13_modern_blocks
+(RoPE, RMSNorm, SwiGLU, grouped-query attention).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .attention import MultiHeadAttention
+from .feedforward import FeedForward, SwiGLU
+from .norm import LayerNorm, RMSNorm
+from .positional import sinusoidal_encoding
+
+POSITIONALS = ("sinusoidal", "learned", "rope")
+NORMS = ("layernorm", "rmsnorm")
+FEEDFORWARDS = ("relu", "gelu", "silu", "swiglu")
+PLACEMENTS = ("pre", "post")
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
+
+@dataclass
+class GPTConfig:
+    """Everything that defines a :class:`GPT` (introduced in 09_transformer_block).
+
+    ``vocab_size`` is the number of rows of the embedding table (max token id + 1).
+    The switches: ``positional`` ("sinusoidal" table added to the embeddings, "learned"
+    table, or "rope" rotations inside attention), ``norm`` ("layernorm" | "rmsnorm"),
+    ``feedforward`` ("relu" | "gelu" | "silu" | "swiglu"), ``d_ff`` (hidden width;
+    default 4 · d_model, or ⌈8/3 · d_model⌉ for SwiGLU, which keeps the parameter count),
+    ``n_kv_heads`` (fewer K/V heads = grouped-query attention; None = n_heads),
+    ``norm_placement`` ("pre": norm before each sub-layer, as GPT-2 and the course;
+    "post": after the residual add, as the 2017 paper), ``tie_weights`` (the output
+    layer reuses the embedding table) and ``bias`` (biases in the linear layers).
+    """
+
+    vocab_size: int
+    context_length: int = 16
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 8
+    dropout: float = 0.1
+    positional: str = "sinusoidal"
+    norm: str = "layernorm"
+    feedforward: str = "relu"
+    d_ff: int | None = None
+    n_kv_heads: int | None = None
+    norm_placement: str = "pre"
+    tie_weights: bool = True
+    bias: bool = True
+
+    def __post_init__(self) -> None:
+        _check_int("vocab_size", self.vocab_size, 2)
+        _check_int("context_length", self.context_length, 1)
+        _check_int("d_model", self.d_model, 1)
+        _check_int("n_heads", self.n_heads, 1)
+        _check_int("n_layers", self.n_layers, 0)
+        if self.d_model % self.n_heads:
+            divisors = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
+            raise ValueError(
+                f"n_heads ({self.n_heads}) must divide d_model ({self.d_model}) so every head gets "
+                f"d_model // n_heads features; possible n_heads: {divisors}"
+            )
+        if (
+            isinstance(self.dropout, bool)
+            or not isinstance(self.dropout, (int, float))
+            or not 0.0 <= self.dropout < 1.0
+        ):
+            raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
+        _check_choice("positional", self.positional, POSITIONALS)
+        _check_choice("norm", self.norm, NORMS)
+        _check_choice("feedforward", self.feedforward, FEEDFORWARDS)
+        _check_choice("norm_placement", self.norm_placement, PLACEMENTS)
+        if self.positional == "sinusoidal" and self.d_model % 2:
+            raise ValueError(
+                f"positional='sinusoidal' needs an even d_model (sin/cos pairs), got {self.d_model}"
+            )
+        if self.positional == "rope" and self.head_size % 2:
+            raise ValueError(
+                f"positional='rope' needs an even head size d_model // n_heads (RoPE rotates pairs), "
+                f"got {self.d_model} // {self.n_heads} = {self.head_size}"
+            )
+        if self.d_ff is not None:
+            _check_int("d_ff", self.d_ff, 1)
+        if self.n_kv_heads is not None:
+            _check_int("n_kv_heads", self.n_kv_heads, 1)
+            if self.n_kv_heads > self.n_heads or self.n_heads % self.n_kv_heads:
+                raise ValueError(
+                    f"n_kv_heads ({self.n_kv_heads}) must divide n_heads ({self.n_heads}): "
+                    f"each K/V head serves the same number of query heads"
+                )
+        for name in ("tie_weights", "bias"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    @property
+    def head_size(self) -> int:
+        """D = d_model // n_heads."""
+        return self.d_model // self.n_heads
+
+    @property
+    def hidden_size(self) -> int:
+        """The feed-forward network's hidden width (``d_ff`` or its default)."""
+        if self.d_ff is not None:
+            return self.d_ff
+        return math.ceil(8 * self.d_model / 3) if self.feedforward == "swiglu" else 4 * self.d_model
+
+
+def make_norm(config: GPTConfig) -> nn.Module:
+    """The normalisation layer the config asks for, over d_model features."""
+    return LayerNorm(config.d_model) if config.norm == "layernorm" else RMSNorm(config.d_model)
+
+
+def make_feedforward(config: GPTConfig) -> nn.Module:
+    """The feed-forward network the config asks for (its dropout is the residual dropout)."""
+    if config.feedforward == "swiglu":
+        return SwiGLU(config.d_model, config.hidden_size, dropout=config.dropout, bias=config.bias)
+    return FeedForward(
+        config.d_model, config.hidden_size, config.feedforward, config.dropout, bias=config.bias
+    )
+
+
+class Block(nn.Module):
+    """One Transformer block (introduced in 09_transformer_block): masked multi-head
+    attention and a feed-forward network, each wrapped in a residual connection and a norm.
+
+    pre-norm:  x = x + Attn(Norm(x));  x = x + FFN(Norm(x))
+    post-norm: x = Norm(x + Attn(x));  x = Norm(x + FFN(x))
+    Input [B, T, C] -> output [B, T, C].
+    """
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        self.pre_norm = config.norm_placement == "pre"
+        self.norm1 = make_norm(config)
+        self.attn = MultiHeadAttention(
+            config.d_model,
+            config.n_heads,
+            n_kv_heads=config.n_kv_heads,
+            dropout=config.dropout,
+            bias=config.bias,
+            rope=config.positional == "rope",
+        )
+        self.attn_dropout = nn.Dropout(config.dropout)  # on the attention branch before the add
+        self.norm2 = make_norm(config)
+        self.ffn = make_feedforward(config)
+
+    def _attend(
+        self, x: torch.Tensor, return_attention: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if return_attention:
+            out, weights = self.attn(x, causal=True, return_weights=True)  # (B, T, C), (B, H, T, T)
+            return self.attn_dropout(out), weights
+        return self.attn_dropout(self.attn(x, causal=True)), None  # (B, T, C)
+
+    def forward(
+        self, x: torch.Tensor, return_attention: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """x [B, T, C] -> [B, T, C]; with ``return_attention`` also the weights [B, H, T, T]."""
+        if self.pre_norm:
+            attended, weights = self._attend(self.norm1(x), return_attention)  # (B, T, C)
+            x = x + attended  # (B, T, C) the residual path carries x through untouched
+            x = x + self.ffn(self.norm2(x))  # (B, T, C)
+        else:
+            attended, weights = self._attend(x, return_attention)  # (B, T, C)
+            x = self.norm1(x + attended)  # (B, T, C)
+            x = self.norm2(x + self.ffn(x))  # (B, T, C)
+        return (x, weights) if return_attention else x
+
+
+@contextmanager
+def evaluating(model: nn.Module):
+    """Switch ``model`` to eval mode (no dropout) inside the ``with``, then restore its mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
+class GPT(nn.Module):
+    """The decoder-only language model (introduced in 09_transformer_block and 10_logits_and_loss).
+
+    ``forward(idx [B, T], targets [B, T] or None) -> (logits [B, T, V], loss or None)``;
+    the loss is the mean cross-entropy of predicting ``targets`` (the next tokens).
+    """
+
+    def __init__(self, config: GPTConfig) -> None:
+        super().__init__()
+        if not isinstance(config, GPTConfig):
+            raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+        self.config = config
+        C = config.d_model
+        self.token_embedding = nn.Embedding(config.vocab_size, C)  # (V, C)
+        if config.positional == "learned":
+            self.position_embedding = nn.Embedding(config.context_length, C)  # (T, C)
+        if config.positional == "sinusoidal":
+            # A constant: built once, moves with .to(device), and stays out of the state dict.
+            self.register_buffer(
+                "positional_table", sinusoidal_encoding(config.context_length, C), persistent=False
+            )  # (T, C)
+        self.dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        # Post-norm blocks already end with a norm; pre-norm leaves the residual stream unnormalised.
+        self.final_norm = make_norm(config) if config.norm_placement == "pre" else nn.Identity()
+        self.lm_head = nn.Linear(C, config.vocab_size, bias=False)  # (C -> V)
+        self.apply(self._init_weights)
+        for name, param in self.named_parameters():
+            # GPT-2: each block adds two outputs to the residual stream; shrinking them keeps
+            # the stream's variance from growing with depth at initialisation.
+            if name.endswith(("attn.out_proj.weight", "ffn.down.weight")):
+                nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * max(config.n_layers, 1)))
+        if config.tie_weights:
+            self.lm_head.weight = self.token_embedding.weight  # one (V, C) tensor, two uses
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        # Small weights (std 0.02, GPT-2) make the untrained logits nearly equal: loss ≈ ln V.
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def _check_ids(self, name: str, ids: object, like: torch.Tensor | None = None) -> torch.Tensor:
+        if not isinstance(ids, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+        if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+            raise TypeError(
+                f"{name} must hold integer token ids (torch.long), got dtype {ids.dtype}"
+            )
+        if like is not None:
+            if ids.shape != like.shape:
+                raise ValueError(
+                    f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
+                )
+        elif ids.dim() != 2:
+            raise ValueError(
+                f"{name} must have shape [B, T] (a batch of sequences), got {tuple(ids.shape)}"
+            )
+        if ids.shape[1] > self.config.context_length:
+            raise ValueError(
+                f"{name} has T={ids.shape[1]} tokens but the model's context_length is "
+                f"{self.config.context_length}; keep the last {self.config.context_length} "
+                f"(generate.generate crops for you)"
+            )
+        if ids.shape[1] == 0:
+            raise ValueError(f"{name} is empty (T=0): give at least one token")
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= self.config.vocab_size:
+            raise ValueError(
+                f"{name} holds token ids in [{low}, {high}] but the model's vocab_size is "
+                f"{self.config.vocab_size} (ids 0..{self.config.vocab_size - 1})"
+            )
+        return ids.long()
+
+    def embed(self, idx: torch.Tensor) -> torch.Tensor:
+        """Token embeddings plus positions (none for RoPE, which acts inside attention):
+        idx [B, T] -> [B, T, C]."""
+        T = idx.shape[1]
+        x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
+        if self.config.positional == "sinusoidal":
+            x = x + self.positional_table[:T]  # (B, T, C) + (T, C) -> (B, T, C)
+        elif self.config.positional == "learned":
+            x = x + self.position_embedding.weight[:T]  # (B, T, C) + (T, C) -> (B, T, C)
+        return self.dropout(x)  # (B, T, C)
+
+    def _run(self, idx: torch.Tensor, return_attention: bool):
+        x = self.embed(idx)  # (B, T) -> (B, T, C)
+        maps = []
+        for block in self.blocks:
+            if return_attention:
+                x, weights = block(x, return_attention=True)  # (B, T, C), (B, H, T, T)
+                maps.append(weights)
+            else:
+                x = block(x)  # (B, T, C) -> (B, T, C)
+        return self.final_norm(x), maps  # (B, T, C)
+
+    def forward(
+        self, idx: torch.Tensor, targets: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """idx [B, T] (T ≤ context_length) -> (logits [B, T, V], loss or None).
+
+        With ``targets`` [B, T] the loss is the cross-entropy averaged over all B·T
+        positions: −log p(target) under softmax(logits).
+        """
+        idx = self._check_ids("idx", idx)
+        if targets is not None:
+            targets = self._check_ids("targets", targets, like=idx)
+        x, _ = self._run(idx, return_attention=False)  # (B, T, C)
+        logits = self.lm_head(x)  # (B, T, C) -> (B, T, V)
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B·T, V), (B·T,) -> ()
+        return logits, loss
+
+    @torch.no_grad()
+    def attention_maps(self, idx: torch.Tensor) -> torch.Tensor:
+        """Every block's attention weights for ``idx`` [B, T]: [L, B, H, T, T] (used in 12_generation).
+
+        Runs in eval mode (no dropout) and restores the model's mode afterwards.
+        """
+        idx = self._check_ids("idx", idx)
+        if not self.blocks:
+            raise ValueError(
+                "the model has no blocks (n_layers=0), so there is no attention to show"
+            )
+        with evaluating(self):
+            _, maps = self._run(idx, return_attention=True)
+        return torch.stack(maps)  # L × (B, H, T, T) -> (L, B, H, T, T)
+
+    def num_parameters(self) -> int:
+        """Trainable parameters, each shared tensor (tied weights) counted once."""
+        return sum(p.numel() for p in self.parameters())
+
+
+def parameter_counts(model: GPT) -> dict[str, int]:
+    """Parameters per part of ``model`` (09_transformer_block, 10_logits_and_loss):
+    token embedding, position embedding, attention, feed-forward, norms, output layer.
+
+    A tied output layer shares the embedding table and counts 0 here, so the parts
+    sum to ``model.num_parameters()``.
+    """
+    counts = {"token embedding": model.token_embedding.weight.numel()}
+    counts["position embedding"] = (
+        model.position_embedding.weight.numel() if model.config.positional == "learned" else 0
+    )
+    counts["attention"] = sum(p.numel() for b in model.blocks for p in b.attn.parameters())
+    counts["feed-forward"] = sum(p.numel() for b in model.blocks for p in b.ffn.parameters())
+    counts["norms"] = sum(
+        p.numel() for b in model.blocks for p in (*b.norm1.parameters(), *b.norm2.parameters())
+    ) + sum(p.numel() for p in model.final_norm.parameters())
+    tied = model.lm_head.weight is model.token_embedding.weight
+    counts["output layer"] = 0 if tied else sum(p.numel() for p in model.lm_head.parameters())
+    return counts

@@ -1,0 +1,88 @@
+"""The positional-encoding explorer of 03_positional_encoding.
+
+Sliders for context length, d_model, base and one dimension redraw the sinusoidal table as a
+heatmap and that dimension's wave. :func:`positional_view` is the plain function (it returns a
+Figure, or a message string for knob values that make no table); :func:`positional_widget` is
+the thin ipywidgets wrapper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from .. import viz
+from ..positional import sinusoidal_encoding
+
+
+def check_knobs(context_length: int, d_model: int, base: float, dimension: int) -> str | None:
+    """A message explaining why these knob values give no table, or ``None`` when they are fine."""
+    if context_length < 1:
+        return f"context length must be at least 1 (got {context_length})."
+    if d_model < 2 or d_model % 2:
+        return (
+            f"d_model = {d_model} is refused: sine and cosine come in pairs (dimensions 2i and 2i+1), "
+            f"so d_model must be even. Try {d_model + 1 if d_model % 2 else 2}."
+        )
+    if not base > 1.0:
+        return f"base must be greater than 1 (got {base}); with base ≤ 1 no dimension gets a longer wave."
+    if not 0 <= dimension < d_model:
+        return f"dimension must be between 0 and d_model − 1 = {d_model - 1} (got {dimension})."
+    return None
+
+
+def wavelength(dimension: int, d_model: int, base: float = 10000.0) -> float:
+    """Wavelength (in positions) of column ``dimension``: 2π · base^(2i/d_model), i = dimension // 2."""
+    return 2 * math.pi * base ** (2 * (dimension // 2) / d_model)
+
+
+def positional_view(context_length: int = 16, d_model: int = 64, base: float = 10000.0, dimension: int = 0) -> Figure | str:
+    """The heatmap of the [T, C] table and the wave of one column; a message string for bad knobs."""
+    problem = check_knobs(context_length, d_model, base, dimension)
+    if problem is not None:
+        return problem
+    table = sinusoidal_encoding(context_length, d_model, base=base)  # (T, C)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    viz.show_heatmap(
+        table, ax=left, cmap="viridis", vmin=-1, vmax=1, xlabel="dimension", ylabel="position",
+        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}", max_ticks=16,
+    )
+    left.axvline(dimension, color="red", linewidth=1)
+    fine = torch.linspace(0, max(context_length - 1, 1), 400, dtype=torch.float64)  # (400,)
+    angle = fine / base ** (2 * (dimension // 2) / d_model)  # (400,)
+    wave = torch.sin(angle) if dimension % 2 == 0 else torch.cos(angle)  # (400,)
+    right.plot(fine.numpy(), wave.numpy(), color="tab:gray", linewidth=1, label="continuous")
+    right.plot(range(context_length), table[:, dimension].numpy(), "o", color="red", label="table entries")
+    kind = "sin" if dimension % 2 == 0 else "cos"
+    right.set_title(f"dimension {dimension} ({kind}), wavelength {wavelength(dimension, d_model, base):,.1f} positions")
+    right.set_xlabel("position")
+    right.set_ylim(-1.1, 1.1)
+    right.legend(loc="lower left")
+    right.grid(alpha=0.3)
+    return fig
+
+
+def positional_widget(context_length: int = 16, d_model: int = 64, base: float = 10000.0):
+    """Sliders for context length, d_model (odd values allowed, and refused with a message),
+    base and dimension over :func:`positional_view`."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    length = widgets.IntSlider(value=context_length, min=1, max=256, description="context")
+    width = widgets.IntSlider(value=d_model, min=1, max=512, description="d_model")
+    base_slider = widgets.FloatSlider(value=base, min=2.0, max=20000.0, step=100.0, description="base")
+    dim = widgets.IntSlider(value=0, min=0, max=511, description="dimension")
+
+    def draw(context: int, model: int, b: float, d: int) -> None:
+        result = positional_view(context, model, b, d)
+        if isinstance(result, str):
+            print(result)
+        else:
+            display(result)
+            plt.close(result)
+
+    out = widgets.interactive_output(draw, {"context": length, "model": width, "b": base_slider, "d": dim})
+    return widgets.VBox([widgets.HBox([length, width]), widgets.HBox([base_slider, dim]), out])

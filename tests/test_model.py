@@ -1,0 +1,303 @@
+"""The tiny GPT: shapes, initial loss, learning, causality, switches and clear errors."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from transformer_course.model import GPT, Block, GPTConfig, parameter_counts
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest on one thread; two threads on a busy 2-core machine are 10× slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny(**overrides) -> GPTConfig:
+    settings = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.0)
+    settings.update(overrides)
+    return GPTConfig(**settings)
+
+
+def test_defaults_are_the_seeds_hyperparameters():
+    config = GPTConfig(vocab_size=100_070)
+    assert (
+        config.context_length,
+        config.d_model,
+        config.n_heads,
+        config.n_layers,
+        config.dropout,
+    ) == (16, 64, 4, 8, 0.1)
+    assert config.hidden_size == 256 and config.head_size == 16
+
+
+def test_forward_shapes():
+    torch.manual_seed(0)
+    model = GPT(tiny())
+    idx = torch.randint(0, 50, (3, 8))  # (B, T)
+    logits, loss = model(idx)
+    assert logits.shape == (3, 8, 50) and loss is None
+    logits, loss = model(idx[:, :5], idx[:, 1:6])  # shorter than the context is fine
+    assert logits.shape == (3, 5, 50) and loss.shape == ()
+
+
+@pytest.mark.parametrize("vocab_size", [100, 100_070])
+def test_initial_loss_is_ln_vocab(vocab_size):
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=vocab_size)).eval()
+    idx = torch.randint(0, vocab_size, (4, 16))
+    targets = torch.randint(0, vocab_size, (4, 16))
+    _, loss = model(idx, targets)
+    assert abs(loss.item() - math.log(vocab_size)) < 0.1
+
+
+def test_loss_is_mean_cross_entropy():
+    torch.manual_seed(0)
+    model = GPT(tiny()).eval()
+    idx, targets = torch.randint(0, 50, (2, 8)), torch.randint(0, 50, (2, 8))
+    logits, loss = model(idx, targets)
+    log_probs = logits.log_softmax(-1)  # (B, T, V)
+    by_hand = -log_probs.gather(-1, targets[..., None]).mean()  # −log p(next token), averaged
+    torch.testing.assert_close(loss, by_hand)
+
+
+def test_overfits_one_batch():
+    torch.manual_seed(0)
+    model = GPT(tiny(n_layers=2, d_model=32))
+    idx = torch.randint(0, 50, (2, 8))
+    targets = torch.randint(0, 50, (2, 8))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(300):
+        _, loss = model(idx, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.05
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned", "rope"])
+def test_causal(positional):
+    """Changing token t changes no prediction before t."""
+    torch.manual_seed(0)
+    model = GPT(tiny(positional=positional)).eval()
+    idx = torch.randint(0, 50, (1, 8))
+    changed = idx.clone()
+    changed[0, 5] = (changed[0, 5] + 1) % 50
+    before, _ = model(idx)
+    after, _ = model(changed)
+    torch.testing.assert_close(before[:, :5], after[:, :5])
+    assert not torch.allclose(before[:, 5:], after[:, 5:])
+
+
+def test_positions_matter():
+    """Without positions attention is order-blind; with them the last prediction depends on order."""
+    torch.manual_seed(0)
+    model = GPT(tiny()).eval()
+    idx = torch.tensor([[1, 2, 3, 4]])
+    swapped = torch.tensor([[2, 1, 3, 4]])
+    assert not torch.allclose(model(idx)[0][:, -1], model(swapped)[0][:, -1])
+
+
+KEYS = ["positional", "norm", "feedforward", "norm_placement", "n_kv_heads", "tie_weights", "bias"]
+COMBINATIONS = list(
+    itertools.product(
+        ["sinusoidal", "learned", "rope"],
+        ["layernorm", "rmsnorm"],
+        ["relu", "gelu", "silu", "swiglu"],
+        ["pre", "post"],
+        [None, 2, 1],
+        [True, False],
+        [True, False],
+    )
+)
+
+
+@pytest.mark.parametrize("values", COMBINATIONS, ids=lambda v: "-".join(map(str, v)))
+def test_every_switch_combination_runs(values):
+    config = tiny(**dict(zip(KEYS, values)), n_layers=1, context_length=4, vocab_size=20)
+    torch.manual_seed(0)
+    model = GPT(config)
+    idx = torch.randint(0, 20, (2, 4))
+    logits, loss = model(idx, idx)
+    assert logits.shape == (2, 4, 20) and torch.isfinite(loss)
+    loss.backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+    assert sum(parameter_counts(model).values()) == model.num_parameters()
+
+
+def test_switches_change_the_modules():
+    from transformer_course.feedforward import SwiGLU
+    from transformer_course.norm import RMSNorm
+
+    model = GPT(tiny(positional="rope", norm="rmsnorm", feedforward="swiglu", n_kv_heads=1))
+    block = model.blocks[0]
+    assert isinstance(block.norm1, RMSNorm) and isinstance(block.ffn, SwiGLU)
+    assert block.attn.rope and block.attn.n_kv_heads == 1
+    assert block.attn.k_proj.out_features == 4  # one K head of size 16 // 4
+    assert not hasattr(model, "position_embedding") and "positional_table" not in dict(
+        model.named_buffers()
+    )
+    assert block.ffn.gate.out_features == math.ceil(8 * 16 / 3)
+    assert isinstance(GPT(tiny(norm_placement="post")).final_norm, nn.Identity)
+
+
+def test_learned_positions_are_parameters():
+    model = GPT(tiny(positional="learned"))
+    assert model.position_embedding.weight.shape == (8, 16)
+    assert parameter_counts(model)["position embedding"] == 8 * 16
+
+
+def test_sinusoidal_table_is_a_non_persistent_buffer():
+    from transformer_course.positional import sinusoidal_encoding
+
+    model = GPT(tiny())
+    torch.testing.assert_close(model.positional_table, sinusoidal_encoding(8, 16))
+    assert "positional_table" not in model.state_dict()
+    assert all(name != "positional_table" for name, _ in model.named_parameters())
+
+
+def test_weight_tying_shares_the_tensor_and_saves_parameters():
+    tied, untied = GPT(tiny(tie_weights=True)), GPT(tiny(tie_weights=False))
+    assert tied.lm_head.weight is tied.token_embedding.weight
+    assert untied.lm_head.weight is not untied.token_embedding.weight
+    assert untied.num_parameters() - tied.num_parameters() == 50 * 16
+    assert parameter_counts(tied)["output layer"] == 0
+    assert parameter_counts(untied)["output layer"] == 50 * 16
+    # One tensor: a gradient step on the output layer moves the embedding too.
+    idx = torch.randint(0, 50, (2, 8))
+    _, loss = tied(idx, idx)
+    loss.backward()
+    before = tied.token_embedding.weight.detach().clone()
+    torch.optim.SGD(tied.lm_head.parameters(), lr=1.0).step()
+    assert not torch.equal(before, tied.token_embedding.weight)
+
+
+def test_state_dict_round_trip_keeps_tying():
+    torch.manual_seed(0)
+    a = GPT(tiny())
+    torch.manual_seed(1)
+    b = GPT(tiny())
+    b.load_state_dict(a.state_dict())
+    assert b.lm_head.weight is b.token_embedding.weight
+    idx = torch.randint(0, 50, (2, 8))
+    torch.testing.assert_close(a.eval()(idx)[0], b.eval()(idx)[0])
+
+
+def test_dropout_only_in_training_and_seeded():
+    model = GPT(tiny(dropout=0.5))
+    idx = torch.randint(0, 50, (2, 8))
+    model.eval()
+    torch.testing.assert_close(model(idx)[0], model(idx)[0])
+    model.train()
+    assert not torch.equal(model(idx)[0], model(idx)[0])
+    torch.manual_seed(3)
+    first = model(idx)[0]
+    torch.manual_seed(3)
+    torch.testing.assert_close(model(idx)[0], first)
+
+
+def test_same_seed_same_model():
+    torch.manual_seed(7)
+    a = GPT(tiny())
+    torch.manual_seed(7)
+    b = GPT(tiny())
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+@pytest.mark.parametrize("placement", ["pre", "post"])
+def test_attention_maps(placement):
+    torch.manual_seed(0)
+    model = GPT(tiny(n_layers=3, dropout=0.2, norm_placement=placement))
+    model.train()
+    idx = torch.randint(0, 50, (2, 6))
+    maps = model.attention_maps(idx)  # (L, B, H, T, T)
+    assert maps.shape == (3, 2, 4, 6, 6)
+    assert model.training, "attention_maps restores the model's mode"
+    torch.testing.assert_close(maps.sum(-1), torch.ones(3, 2, 4, 6))
+    assert (maps.triu(diagonal=1) == 0).all(), "no weight on future tokens"
+    # The path that keeps the weights computes the same output as the fused one.
+    model.eval()
+    with torch.no_grad():
+        fused, _ = model._run(idx, return_attention=False)
+        by_hand, _ = model._run(idx, return_attention=True)
+    torch.testing.assert_close(fused, by_hand, rtol=1e-4, atol=1e-5)
+
+
+def test_block_keeps_the_shape():
+    block = Block(tiny())
+    x = torch.randn(2, 8, 16)  # (B, T, C)
+    assert block(x).shape == x.shape
+    out, weights = block(x, return_attention=True)
+    assert out.shape == x.shape and weights.shape == (2, 4, 8, 8)
+
+
+def test_parameter_counts_of_the_course_model():
+    model = GPT(GPTConfig(vocab_size=100_070))
+    counts = parameter_counts(model)
+    assert counts["token embedding"] == 100_070 * 64
+    assert counts["attention"] == 8 * 4 * (64 * 64 + 64)
+    assert counts["feed-forward"] == 8 * (64 * 256 + 256 + 256 * 64 + 64)
+    assert counts["norms"] == (8 * 2 + 1) * 2 * 64
+    assert sum(counts.values()) == model.num_parameters()
+
+
+@pytest.mark.parametrize(
+    "overrides, error, match",
+    [
+        (dict(n_heads=5), ValueError, r"n_heads \(5\) must divide d_model \(16\)"),
+        (dict(d_model=12, n_heads=4, positional="rope"), ValueError, "even head size"),
+        (dict(d_model=15, n_heads=5), ValueError, "sinusoidal' needs an even d_model"),
+        (dict(n_kv_heads=3), ValueError, r"n_kv_heads \(3\) must divide n_heads \(4\)"),
+        (dict(n_kv_heads=8), ValueError, "n_kv_heads"),
+        (dict(positional="alibi"), ValueError, "positional must be one of"),
+        (dict(norm="batchnorm"), ValueError, "norm must be one of"),
+        (dict(feedforward="tanh"), ValueError, "feedforward must be one of"),
+        (dict(norm_placement="middle"), ValueError, "norm_placement must be one of"),
+        (dict(dropout=1.0), ValueError, "dropout must be a probability"),
+        (dict(dropout=-0.1), ValueError, "dropout must be a probability"),
+        (dict(vocab_size=1), ValueError, "vocab_size must be at least 2"),
+        (dict(context_length=0), ValueError, "context_length must be at least 1"),
+        (dict(d_model=16.0), TypeError, "d_model must be an int"),
+        (dict(d_ff=0), ValueError, "d_ff must be at least 1"),
+        (dict(tie_weights="yes"), TypeError, "tie_weights must be True or False"),
+    ],
+)
+def test_bad_config_raises_clearly(overrides, error, match):
+    with pytest.raises(error, match=match):
+        tiny(**overrides)
+
+
+def test_bad_inputs_raise_clearly():
+    model = GPT(tiny())
+    with pytest.raises(ValueError, match="T=9 tokens but the model's context_length is 8"):
+        model(torch.zeros(1, 9, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"ids in \[0, 50\] but the model's vocab_size is 50"):
+        model(torch.tensor([[0, 50]]))
+    with pytest.raises(ValueError, match=r"in \[-1, 3\]"):
+        model(torch.tensor([[-1, 3]]))
+    with pytest.raises(TypeError, match="integer token ids"):
+        model(torch.zeros(1, 4))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        model([[1, 2, 3]])
+    with pytest.raises(ValueError, match=r"shape \[B, T\]"):
+        model(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="empty"):
+        model(torch.zeros(1, 0, dtype=torch.long))
+    with pytest.raises(ValueError, match="targets must have the same shape as idx"):
+        model(torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="config must be a GPTConfig"):
+        GPT({"vocab_size": 50})
+
+
+def test_int32_ids_are_accepted():
+    model = GPT(tiny()).eval()
+    idx = torch.randint(0, 50, (2, 8))
+    torch.testing.assert_close(model(idx.int())[0], model(idx)[0])
