@@ -1,6 +1,13 @@
 # The two commands of the course (see README.md):
 #   make lab    create the environment on first use, then open JupyterLab on notebooks/
 #   make test   create the environment if needed, then lint and run every test and notebook
+# and what CI (.ci/run) runs after them:
+#   make test-browser    a real JupyterLab driven by headless Chromium: every widget notebook is
+#                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets pictures)
+#   make test-widgets7   the widget tests, and the widget notebooks in the browser, with
+#                        ipywidgets 7.7 (what Colab ships) in a second environment, .venv-widgets7
+# and for authors:
+#   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -8,8 +15,15 @@ BIN := $(VENV)/bin
 # .ci/run uses it to take the CPU build. Empty: pip picks the right one for you.
 TORCH_SPEC ?=
 JOBS ?= 2
+# One torch thread per test process: two xdist workers (and their notebook kernels) already
+# fill CI's two cores, and oversubscribed threads make small tensor ops many times slower.
+TEST_ENV := OMP_NUM_THREADS=$(or $(THREADS),1) MKL_NUM_THREADS=$(or $(THREADS),1)
+VENV7 ?= .venv-widgets7
+BIN7 := $(VENV7)/bin
+# Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
+WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib lint env clean-env
+.PHONY: lab test test-lib test-browser test-widgets7 api-reference lint env clean-env
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,13 +38,36 @@ lab: $(BIN)/.installed
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check lib tests notebooks benchmarks tools
+	$(BIN)/ruff check lib tests notebooks benchmarks tools conftest.py
 
+# Everything but the browser: ruff, the library tests, the Colab and API checks, and nbval
+# (strict) over every notebook, with a per-notebook time table at the end.
 test: lint
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not browser"
 
 test-lib: $(BIN)/.installed
-	$(BIN)/python -m pytest tests
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not browser" tests
+
+test-browser: $(BIN)/.installed
+	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m browser tests/test_browser.py
+
+# The second environment: the library with ipywidgets 7.7, plus ipykernel so the browser test
+# can run the notebooks' kernel in it (JupyterLab itself stays in $(VENV)).
+$(BIN7)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV7)
+	$(BIN7)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH_SPEC),$(BIN7)/python -m pip install --quiet "$(TORCH_SPEC)")
+	$(BIN7)/python -m pip install --quiet -e . "$(WIDGETS7_SPEC)" ipykernel "pytest>=8.0" "hypothesis>=6.100"
+	touch $@
+
+test-widgets7: $(BIN7)/.installed $(BIN)/.installed
+	$(BIN7)/python -c "import ipywidgets; v = ipywidgets.__version__; print('ipywidgets', v); assert v.startswith('7.7'), v"
+	$(TEST_ENV) $(BIN7)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
+	$(TEST_ENV) COURSE_KERNEL_PYTHON=$(abspath $(BIN7))/python COURSE_SCREENSHOTS=screenshots/widgets7 \
+		$(BIN)/python -m pytest -p no:xdist -m browser tests/test_browser.py -k test_learner_runs_notebook
+
+api-reference: $(BIN)/.installed
+	$(BIN)/python tools/api_reference.py
 
 clean-env:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(VENV7)

@@ -10,8 +10,10 @@ dropout 0.1):
 
 (a) ``naive_gpt.NaiveGPT`` — the seed's structure (a module per head, positional table rebuilt
     every forward, untied 100,070-row output layer), trained the seed's way (plain AdamW, lr 1e-3);
-(b) ``model.GPT``, full vocabulary (100,070 ids), trained with ``train.make_optimizer``;
-(c) ``model.GPT`` on the compact vocabulary (3,771 ids), same optimizer.
+(b) ``model.GPT`` with the course's configuration (``train.model_preset("cpu-demo")``: the seed's
+    sizes, learned positions, tied output layer), full vocabulary (100,070 ids), trained with
+    ``train.make_optimizer``;
+(c) the same on the compact vocabulary (3,771 ids).
 
 Phases:
 
@@ -53,8 +55,8 @@ sys.path.insert(0, str(HERE))
 from naive_gpt import NaiveGPT  # noqa: E402
 
 from transformer_course import data, embedding  # noqa: E402
-from transformer_course.model import GPT, GPTConfig  # noqa: E402
-from transformer_course.train import PRESETS, evaluate, make_optimizer, sampled_loss  # noqa: E402
+from transformer_course.model import GPT  # noqa: E402
+from transformer_course.train import PRESETS, evaluate, make_optimizer, model_preset, sampled_loss  # noqa: E402
 from transformer_course.vocabulary import CompactVocabulary  # noqa: E402
 
 SEED_STEPS = 5000
@@ -84,7 +86,7 @@ def build(variant: str, vocab: CompactVocabulary, device: torch.device):
         model = NaiveGPT(vocab.full_size).to(device)
         return model, torch.optim.AdamW(model.parameters(), lr=SEED_LR), full
     size, streams = (vocab.full_size, full) if variant == "b" else (vocab.size, compact)
-    model = GPT(GPTConfig(vocab_size=size)).to(device)
+    model = GPT(model_preset("cpu-demo", size)).to(device)
     return model, make_optimizer(model, lr=SEED_LR), streams
 
 
@@ -120,11 +122,14 @@ def run_steps(model, optimizer, stream, steps: int, batch: int, generator, devic
 
 
 def flops_per_token(model: torch.nn.Module) -> float:
-    """6 × parameters used per token (embedding lookups excluded) + attention's 12·L·C·T."""
-    params = sum(p.numel() for n, p in model.named_parameters() if "embedding" not in n)
-    lm_head = getattr(model, "lm_head", None)
-    if lm_head is not None and getattr(model.config if hasattr(model, "config") else None, "tie_weights", False):
-        params += lm_head.weight.numel()  # tied: counted under the embedding's name, used as the head
+    """6 × the parameters a token multiplies through (forward + backward), plus attention's
+    12 · layers · C · T; embedding lookups cost no multiplications."""
+    params = sum(p.numel() for name, p in model.named_parameters() if "embedding" not in name)
+    config = getattr(model, "config", None)
+    if config is not None and config.tie_weights:
+        params += (
+            model.lm_head.weight.numel()
+        )  # the tied table, registered under the embedding's name
     return 6 * params + 12 * 8 * 64 * CONTEXT
 
 
@@ -136,8 +141,12 @@ def phase_speed(args, device, results: dict) -> None:
         built[variant] = build(variant, vocab, device)
     recipe = PRESETS["cpu-demo"]
     torch.manual_seed(0)
-    recipe_model = GPT(GPTConfig(vocab_size=vocab.size)).to(device)
-    built["c-recipe"] = (recipe_model, make_optimizer(recipe_model, lr=recipe.lr), corpus_cache()[2])
+    recipe_model = GPT(model_preset("cpu-demo", vocab.size)).to(device)
+    built["c-recipe"] = (
+        recipe_model,
+        make_optimizer(recipe_model, lr=recipe.lr),
+        corpus_cache()[2],
+    )
     batches = {"a": SEED_BATCH, "b": SEED_BATCH, "c": SEED_BATCH, "c-recipe": recipe.batch_size}
     generator = torch.Generator().manual_seed(0)
     for name, (model, optimizer, (train_ids, _)) in built.items():  # warm-up: allocator, kernels
@@ -147,23 +156,31 @@ def phase_speed(args, device, results: dict) -> None:
         for name, (model, optimizer, (train_ids, _)) in built.items():
             sync(device)
             start = time.perf_counter()
-            run_steps(model, optimizer, train_ids, args.round_steps, batches[name], generator, device)
+            run_steps(
+                model, optimizer, train_ids, args.round_steps, batches[name], generator, device
+            )
             sync(device)
             times[name].append((time.perf_counter() - start) / args.round_steps)
     step_time = {name: statistics.median(values) for name, values in times.items()}
     spread = {name: (min(values), max(values)) for name, values in times.items()}
-    print(f"\n## Speed at the seed's configuration (batch {SEED_BATCH}, context {CONTEXT}), "
-          f"{args.rounds} interleaved rounds of {args.round_steps} steps, median per step")
+    print(
+        f"\n## Speed at the seed's configuration (batch {SEED_BATCH}, context {CONTEXT}), "
+        f"{args.rounds} interleaved rounds of {args.round_steps} steps, median per step"
+    )
     print(f"{'variant':<38}{'ms/step':>10}{'tokens/s':>11}{'vs (a)':>8}   min–max ms/step")
     for name in VARIANTS:
         tokens = SEED_BATCH * CONTEXT / step_time[name]
         ratio = step_time["a"] / step_time[name]
         lo, hi = spread[name]
-        print(f"({name}) {VARIANTS[name]:<34}{1000 * step_time[name]:>10.1f}{tokens:>11.0f}{ratio:>7.2f}×   "
-              f"{1000 * lo:.1f}–{1000 * hi:.1f}")
+        print(
+            f"({name}) {VARIANTS[name]:<34}{1000 * step_time[name]:>10.1f}{tokens:>11.0f}{ratio:>7.2f}×   "
+            f"{1000 * lo:.1f}–{1000 * hi:.1f}"
+        )
     recipe_tokens = recipe.batch_size * CONTEXT / step_time["c-recipe"]
-    print(f"(c) with the course recipe's batch {recipe.batch_size}: {1000 * step_time['c-recipe']:.1f} ms/step, "
-          f"{recipe_tokens:.0f} tokens/s")
+    print(
+        f"(c) with the course recipe's batch {recipe.batch_size}: {1000 * step_time['c-recipe']:.1f} ms/step, "
+        f"{recipe_tokens:.0f} tokens/s"
+    )
     results["speed"] = {
         "step_seconds": step_time,
         "spread_seconds": spread,
@@ -174,7 +191,7 @@ def phase_speed(args, device, results: dict) -> None:
     }
     if device.type == "cuda":
         peak = args.peak_tflops * 1e12
-        print("model FLOPs utilisation (bf16 peak %.0f TFLOP/s):" % args.peak_tflops)
+        print(f"model FLOPs utilisation (bf16 peak {args.peak_tflops:.0f} TFLOP/s):")
         for name in VARIANTS:
             model = built[name][0]
             achieved = flops_per_token(model) * SEED_BATCH * CONTEXT / step_time[name]
@@ -189,13 +206,27 @@ def phase_speed(args, device, results: dict) -> None:
         torch.save(torch.cat([full_train, full_val]), ids_file)
         outputs = {}
         for name in VARIANTS:
-            command = [sys.executable, __file__, "--memory-probe", name, "--ids-file", str(ids_file),
-                       "--device", device.type, "--threads", str(torch.get_num_threads())]
-            outputs[name] = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            command = [
+                sys.executable,
+                __file__,
+                "--memory-probe",
+                name,
+                "--ids-file",
+                str(ids_file),
+                "--device",
+                device.type,
+                "--threads",
+                str(torch.get_num_threads()),
+            ]
+            outputs[name] = subprocess.run(
+                command, capture_output=True, text=True, check=True
+            ).stdout
     for name in VARIANTS:
         out = outputs[name].strip().splitlines()[-1]
         memory[name] = json.loads(out)
-        print(f"({name}) {VARIANTS[name]:<34}{memory[name]['peak_mib']:>9.1f} MiB  ({memory[name]['what']})")
+        print(
+            f"({name}) {VARIANTS[name]:<34}{memory[name]['peak_mib']:>9.1f} MiB  ({memory[name]['what']})"
+        )
     results["memory"] = memory
 
 
@@ -257,7 +288,9 @@ def phase_baseline(args, device, results: dict) -> None:
     generator = torch.Generator().manual_seed(SEED_TORCH_SEED)
     curve = []
     steps = args.seed_steps
-    print(f"\n## (a) the seed's recipe: {steps} steps, batch {SEED_BATCH}, lr {SEED_LR}, full vocabulary")
+    print(
+        f"\n## (a) the seed's recipe: {steps} steps, batch {SEED_BATCH}, lr {SEED_LR}, full vocabulary"
+    )
     wall = 0.0
     done = 0
     for chunk_end in range(args.baseline_eval_every, steps + 1, args.baseline_eval_every):
@@ -269,14 +302,26 @@ def phase_baseline(args, device, results: dict) -> None:
         done = chunk_end
         val = whole_val_loss(model, val_ids, device, batch=8)
         curve.append((done, val))
-        print(f"  step {done:>5}: whole-split val loss {val:.3f}   ({wall:.0f} s of training so far)", flush=True)
+        print(
+            f"  step {done:>5}: whole-split val loss {val:.3f}   ({wall:.0f} s of training so far)",
+            flush=True,
+        )
     final = curve[-1][1]
-    spread = [sampled_loss(model, val_ids, CONTEXT, 20, 4, torch.Generator().manual_seed(s)) for s in range(20)]
+    spread = [
+        sampled_loss(model, val_ids, CONTEXT, 20, 4, torch.Generator().manual_seed(s))
+        for s in range(20)
+    ]
     log_inside = mass_on_corpus_tokens(model, val_ids, vocab, device)
-    print(f"(a) after {steps} steps: whole-split val loss {final:.3f}; training wall time {wall:.0f} s")
-    print(f"    the seed's 20×4 estimate over 20 draws: {min(spread):.2f} … {max(spread):.2f} "
-          f"(mean {statistics.mean(spread):.2f}, sd {statistics.stdev(spread):.2f})")
-    print(f"    probability the model leaves on the 3,771 corpus ids: {math.exp(log_inside):.4f} on average (geometric)")
+    print(
+        f"(a) after {steps} steps: whole-split val loss {final:.3f}; training wall time {wall:.0f} s"
+    )
+    print(
+        f"    the seed's 20×4 estimate over 20 draws: {min(spread):.2f} … {max(spread):.2f} "
+        f"(mean {statistics.mean(spread):.2f}, sd {statistics.stdev(spread):.2f})"
+    )
+    print(
+        f"    probability the model leaves on the 3,771 corpus ids: {math.exp(log_inside):.4f} on average (geometric)"
+    )
     results["baseline"] = {
         "val_loss": final,
         "steps": steps,
@@ -293,18 +338,22 @@ def phase_baseline(args, device, results: dict) -> None:
 
 def phase_target(args, device, results: dict) -> None:
     if "baseline" not in results:
-        raise SystemExit("the target phase needs (a)'s loss: run --phase baseline first (same --results)")
+        raise SystemExit(
+            "the target phase needs (a)'s loss: run --phase baseline first (same --results)"
+        )
     target = results["baseline"]["val_loss"]
     vocab, _, (train_ids, val_ids) = corpus_cache()
     recipe = PRESETS["cpu-demo"]
     torch.manual_seed(recipe.seed)
-    model = GPT(GPTConfig(vocab_size=vocab.size)).to(device)
+    model = GPT(model_preset("cpu-demo", vocab.size)).to(device)
     optimizer = make_optimizer(model, lr=recipe.lr, weight_decay=recipe.weight_decay)
     generator = torch.Generator().manual_seed(recipe.seed)
     from transformer_course.train import lr_at
 
-    print(f"\n## (c) compact vocabulary, course recipe (batch {recipe.batch_size}, lr {recipe.lr}, "
-          f"warm-up {recipe.warmup}, cosine over {recipe.steps} steps) until val ≤ {target:.3f}")
+    print(
+        f"\n## (c) compact vocabulary, course recipe (batch {recipe.batch_size}, lr {recipe.lr}, "
+        f"warm-up {recipe.warmup}, cosine over {recipe.steps} steps) until val ≤ {target:.3f}"
+    )
     wall, reached = 0.0, None
     step = 0
     while step < recipe.steps:
@@ -312,7 +361,13 @@ def phase_target(args, device, results: dict) -> None:
         start = time.perf_counter()
         for _ in range(args.target_eval_every):
             for group in optimizer.param_groups:
-                group["lr"] = lr_at(step, steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup, min_lr=recipe.final_lr)
+                group["lr"] = lr_at(
+                    step,
+                    steps=recipe.steps,
+                    lr=recipe.lr,
+                    warmup=recipe.warmup,
+                    min_lr=recipe.final_lr,
+                )
             x, y = data.get_batch(train_ids, recipe.batch_size, CONTEXT, generator=generator)
             x, y = x.to(device), y.to(device)
             with autocast(device):
@@ -336,32 +391,50 @@ def phase_target(args, device, results: dict) -> None:
         print(f"(c) did NOT reach {target:.3f} within {recipe.steps} steps")
         return
     steps_needed, seconds, val = reached
-    print(f"(c) reached {val:.3f} ≤ {target:.3f} after {steps_needed} steps, {seconds:.1f} s wall "
-          f"= {seconds / base_wall:.3f} of (a)'s {base_wall:.0f} s (wall clocks taken at different times)")
+    print(
+        f"(c) reached {val:.3f} ≤ {target:.3f} after {steps_needed} steps, {seconds:.1f} s wall "
+        f"= {seconds / base_wall:.3f} of (a)'s {base_wall:.0f} s (wall clocks taken at different times)"
+    )
     speed = results.get("speed", {}).get("step_seconds")
     if speed:
         estimate_c = steps_needed * speed["c-recipe"]
         base_steps = results["baseline"]["steps"]
         estimate_a = base_steps * speed["a"]
-        print(f"    from the interleaved per-step times: (c) {steps_needed} × {1000 * speed['c-recipe']:.1f} ms "
-              f"= {estimate_c:.1f} s vs (a) {base_steps} × {1000 * speed['a']:.1f} ms = {estimate_a:.0f} s "
-              f"-> ratio {estimate_c / estimate_a:.3f} (target ≤ 0.2; evaluations excluded)")
+        print(
+            f"    from the interleaved per-step times: (c) {steps_needed} × {1000 * speed['c-recipe']:.1f} ms "
+            f"= {estimate_c:.1f} s vs (a) {base_steps} × {1000 * speed['a']:.1f} ms = {estimate_a:.0f} s "
+            f"-> ratio {estimate_c / estimate_a:.3f} (target ≤ 0.2; evaluations excluded)"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--phase", choices=["all", "speed", "baseline", "target"], default="all")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (speed phase)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=7, help="interleaved timing rounds (speed phase)"
+    )
     parser.add_argument("--round-steps", type=int, default=20, help="steps per variant per round")
     parser.add_argument("--warmup-steps", type=int, default=5)
     parser.add_argument("--baseline-eval-every", type=int, default=1000)
     parser.add_argument("--target-eval-every", type=int, default=50)
-    parser.add_argument("--target-full", action="store_true", help="keep training (c) after it reaches the target")
-    parser.add_argument("--results", default="runs/bench_training.json", help="JSON file kept between phases")
-    parser.add_argument("--save-baseline", default=None, help="also save (a)'s trained weights here")
-    parser.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak, for MFU")
+    parser.add_argument(
+        "--target-full", action="store_true", help="keep training (c) after it reaches the target"
+    )
+    parser.add_argument(
+        "--results", default="runs/bench_training.json", help="JSON file kept between phases"
+    )
+    parser.add_argument(
+        "--save-baseline", default=None, help="also save (a)'s trained weights here"
+    )
+    parser.add_argument(
+        "--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak, for MFU"
+    )
     parser.add_argument("--seed-steps", type=int, default=SEED_STEPS, help=argparse.SUPPRESS)
     parser.add_argument("--memory-probe", choices=list(VARIANTS), help=argparse.SUPPRESS)
     parser.add_argument("--ids-file", help=argparse.SUPPRESS)
@@ -374,11 +447,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     results_path = Path(args.results)
     results = json.loads(results_path.read_text()) if results_path.is_file() else {}
-    print(f"device {device.type}, {torch.get_num_threads()} threads, torch {torch.__version__}, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (a shared machine slows every figure)")
+    print(
+        f"device {device.type}, {torch.get_num_threads()} threads, torch {torch.__version__}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (a shared machine slows every figure)"
+    )
     phases = ["speed", "baseline", "target"] if args.phase == "all" else [args.phase]
     for phase in phases:
-        {"speed": phase_speed, "baseline": phase_baseline, "target": phase_target}[phase](args, device, results)
+        {"speed": phase_speed, "baseline": phase_baseline, "target": phase_target}[phase](
+            args, device, results
+        )
         results_path.parent.mkdir(parents=True, exist_ok=True)
         results_path.write_text(json.dumps(results, indent=1))
 

@@ -39,7 +39,9 @@ class NaiveHead(nn.Module):
         q = self.query(x)  # (B, T, C) -> (B, T, D)
         k = self.key(x)  # (B, T, C) -> (B, T, D)
         v = self.value(x)  # (B, T, C) -> (B, T, D)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # (B, T, D) @ (B, D, T) -> (B, T, T)
+        scores = (
+            q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        )  # (B, T, D) @ (B, D, T) -> (B, T, T)
         scores = scores.masked_fill(self.tril[:T, :T] == 0, float("-inf"))  # (B, T, T)
         weights = self.dropout(F.softmax(scores, dim=-1))  # (B, T, T)
         return weights @ v  # (B, T, T) @ (B, T, D) -> (B, T, D)
@@ -51,7 +53,9 @@ class NaiveMultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, context_length: int, dropout: float) -> None:
         super().__init__()
         head_size = d_model // n_heads
-        self.heads = nn.ModuleList(NaiveHead(d_model, head_size, context_length, dropout) for _ in range(n_heads))
+        self.heads = nn.ModuleList(
+            NaiveHead(d_model, head_size, context_length, dropout) for _ in range(n_heads)
+        )
         self.projection = nn.Linear(d_model, d_model)
         self.dropout = nn.Dropout(dropout)
 
@@ -69,7 +73,10 @@ class NaiveBlock(nn.Module):
         self.attention = NaiveMultiHeadAttention(d_model, n_heads, context_length, dropout)
         self.norm2 = nn.LayerNorm(d_model)
         self.feed_forward = nn.Sequential(
-            nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model), nn.Dropout(dropout)
+            nn.Linear(d_model, 4 * d_model),
+            nn.ReLU(),
+            nn.Linear(4 * d_model, d_model),
+            nn.Dropout(dropout),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -94,7 +101,8 @@ class NaiveGPT(nn.Module):
         self.d_model = d_model
         self.token_embedding = nn.Embedding(vocab_size, d_model)
         self.blocks = nn.Sequential(
-            *[NaiveBlock(d_model, n_heads, context_length, dropout) for _ in range(n_layers)], nn.LayerNorm(d_model)
+            *[NaiveBlock(d_model, n_heads, context_length, dropout) for _ in range(n_layers)],
+            nn.LayerNorm(d_model),
         )
         self.lm_head = nn.Linear(d_model, vocab_size)
 
@@ -102,7 +110,9 @@ class NaiveGPT(nn.Module):
         _, T = idx.shape  # (B, T)
         # Rebuilt on every call, exactly the waste the seed's forward pass has.
         position = torch.arange(self.context_length, dtype=torch.float).unsqueeze(1)  # (T_max, 1)
-        div_term = torch.exp(torch.arange(0, self.d_model, 2).float() * (-math.log(10000.0) / self.d_model))  # (C/2,)
+        div_term = torch.exp(
+            torch.arange(0, self.d_model, 2).float() * (-math.log(10000.0) / self.d_model)
+        )  # (C/2,)
         table = torch.zeros(self.context_length, self.d_model)  # (T_max, C)
         table[:, 0::2] = torch.sin(position * div_term)
         table[:, 1::2] = torch.cos(position * div_term)
@@ -110,5 +120,7 @@ class NaiveGPT(nn.Module):
         logits = self.lm_head(self.blocks(x))  # (B, T, C) -> (B, T, V)
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B·T, V), (B·T,) -> ()
+            loss = F.cross_entropy(
+                logits.flatten(0, 1), targets.flatten()
+            )  # (B·T, V), (B·T,) -> ()
         return logits, loss

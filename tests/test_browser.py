@@ -65,6 +65,10 @@ REQUIRED_WIDGET_NOTEBOOKS = [
     "12_generation",
 ]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: Knobs that matter only for one value of another knob: set that one first (then back).
+CONTEXT_KNOBS = {"top-p": ("method", "top-p"), "beam width": ("method", "beam")}
+#: Knobs allowed to change nothing visible in a notebook, with the reason (keep this short).
+INVISIBLE_KNOBS: dict[str, dict[str, str]] = {}
 RUN_TIMEOUT_S = 600
 VIEWPORT = {"width": 1280, "height": 1000}
 SENTENCE = "Transformers read tokens, not words: tokenization matters!"
@@ -115,10 +119,17 @@ class Lab:
     def __init__(self, root: Path):
         self.root = root
         self.notebooks = root / "notebooks"
-        shutil.copytree(NOTEBOOK_DIR, self.notebooks)
+        shutil.copytree(
+            NOTEBOOK_DIR,
+            self.notebooks,
+            ignore=shutil.ignore_patterns("checkpoints", ".ipynb_checkpoints"),
+        )
         settings = root / "settings" / "@jupyterlab"
         # Render every cell (JupyterLab 4 virtualises long notebooks), and no news pop-ups.
-        _write_json(settings / "notebook-extension" / "tracker.jupyterlab-settings", {"windowingMode": "none"})
+        _write_json(
+            settings / "notebook-extension" / "tracker.jupyterlab-settings",
+            {"windowingMode": "none"},
+        )
         _write_json(
             settings / "apputils-extension" / "notification.jupyterlab-settings",
             {"fetchNews": "false", "checkForUpdates": False},
@@ -149,9 +160,15 @@ class Lab:
         self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyter", "lab",
-                "--no-browser", "--allow-root",
-                "--ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
+                "--no-browser",
+                "--allow-root",
+                "--ip=127.0.0.1",
+                f"--port={self.port}",
+                "--ServerApp.port_retries=0",
                 f"--IdentityProvider.token={TOKEN}",
                 f"--ServerApp.root_dir={self.notebooks}",
                 "--LabApp.news_url=None",
@@ -162,6 +179,16 @@ class Lab:
             stderr=subprocess.STDOUT,
         )
         self._wait_until_up()
+        if KERNEL_PYTHON:  # make sure the notebooks really run in the other Python
+            specs = json.loads(self.get("/api/kernelspecs"))
+            argv = specs["kernelspecs"]["python3"]["spec"]["argv"]
+            if argv[0] != KERNEL_PYTHON:
+                raise RuntimeError(f"the python3 kernel runs {argv[0]}, not {KERNEL_PYTHON}")
+
+    def get(self, path: str) -> str:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"{self.url}{path}?token={TOKEN}", timeout=10) as response:
+            return response.read().decode("utf-8")
 
     def _wait_until_up(self, timeout: float = 120.0) -> None:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -235,7 +262,12 @@ class Learner:
         # This machine is offline; a learner's browser loads these (the Colab badge image).
         self.external.append(route.request.url)
         if route.request.resource_type == "image":
-            svg = '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"></svg>'
+            svg = (  # a local stand-in for the badge, so screenshots still show where it is
+                '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20">'
+                '<rect width="117" height="20" rx="3" fill="#555"/>'
+                '<text x="8" y="14" fill="#fff" font-family="sans-serif" font-size="11">'
+                "Open in Colab</text></svg>"
+            )
             route.fulfill(status=200, content_type="image/svg+xml", body=svg)
         else:
             route.fulfill(status=204, body="")
@@ -307,10 +339,10 @@ class Learner:
                         found.push(`error/stderr output in cell [${where}]: ${o.innerText.slice(0, 600)}`);
                     for (const o of cell.querySelectorAll('.jp-OutputArea-output')) {
                         const text = o.innerText;
-                        if (/Error displaying widget|Error rendering|model not found|Loading widget\.\.\./i.test(text))
+                        if (/Error displaying widget|Error rendering|model not found|Loading widget\\.\\.\\./i.test(text))
                             found.push(`widget error in cell [${where}]: ${text.slice(0, 300)}`);
                         if (o.getAttribute('data-mime-type') === 'text/plain' &&
-                                /^(VBox|HBox|Box|interactive|Output|IntSlider|FloatSlider|Dropdown|Textarea|Text|HTML|Checkbox|ToggleButtons)\(/.test(text.trim()))
+                                /^(VBox|HBox|Box|interactive|Output|IntSlider|FloatSlider|Dropdown|Textarea|Text|HTML|Checkbox|ToggleButtons)\\(/.test(text.trim()))
                             found.push(`widget shown as text (no widget front end) in cell [${where}]: ${text.slice(0, 200)}`);
                     }
                 }
@@ -321,13 +353,20 @@ class Learner:
     def assert_clean(self, when: str) -> None:
         problems = self.problems_in_cells()
         assert not problems, f"{self.name} ({when}):\n" + "\n".join(problems)
-        assert not self.console_errors, f"{self.name} ({when}) browser console:\n" + "\n".join(self.console_errors)
+        assert not self.console_errors, f"{self.name} ({when}) browser console:\n" + "\n".join(
+            self.console_errors
+        )
 
     # -- screenshots ----------------------------------------------------------------------
     def screenshot_pages(self, prefix: str = "page") -> list[Path]:
         """One PNG per screenful of the notebook, top to bottom."""
         scroller = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"
-        height = self.page.eval_on_selector(scroller, "e => e.scrollHeight")
+        # The end of the last cell, not scrollHeight: JupyterLab pads the end with empty space.
+        height = self.page.eval_on_selector(
+            scroller,
+            "e => { const cells = e.querySelectorAll('.jp-Cell'); const last = cells[cells.length - 1];"
+            " return last.getBoundingClientRect().bottom - e.getBoundingClientRect().top + e.scrollTop + 20; }",
+        )
         view = self.page.eval_on_selector(scroller, "e => e.clientHeight")
         paths, top, index = [], 0, 1
         while True:
@@ -367,7 +406,9 @@ class Learner:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             now = self.shown(widget)
-            if now["html"] != before["html"] and (now["images"] or not before["images"] or now["text"].strip()):
+            if now["html"] != before["html"] and (
+                now["images"] or not before["images"] or now["text"].strip()
+            ):
                 self.page.wait_for_timeout(700)  # let clear_output(wait=True) settle
                 settled = self.shown(widget)
                 if settled == now:
@@ -398,37 +439,93 @@ class Learner:
             }"""
         )
 
-    def turn(self, kind: str, control) -> str:
-        """Move one knob the way a learner would; return what was done."""
+    def slider_readout(self, control):
+        """The editable number beside a slider (ipywidgets 7 and 8 both have one)."""
+        return control.locator(
+            "xpath=ancestor::div[contains(concat(' ', @class, ' '), ' widget-slider ')][1]"
+            "//*[contains(concat(' ', @class, ' '), ' widget-readout ')]"
+        ).first
+
+    def set_slider(self, control, text: str) -> None:
+        readout = self.slider_readout(control)
+        readout.click()
+        readout.press("Control+a")
+        readout.type(text)
+        readout.press("Enter")
+
+    def attempts(self, kind: str, control) -> list[tuple[str, object]]:
+        """Ways a learner moves a knob, smallest first, each as (what, do-it)."""
         if kind == "slider":
             now = control.get_attribute("aria-valuenow")
-            top = control.get_attribute("aria-valuemax")
-            key = "ArrowLeft" if now is not None and top is not None and float(now) >= float(top) else "ArrowRight"
-            control.focus()
-            control.press(key)
-            return f"pressed {key} on the slider (was {now})"
+            low, high = (
+                control.get_attribute("aria-valuemin"),
+                control.get_attribute("aria-valuemax"),
+            )
+            if now is not None and low == high:
+                return []
+            at_top = now is not None and high is not None and float(now) >= float(high)
+            key = "ArrowLeft" if at_top else "ArrowRight"
+
+            def press(k):
+                return lambda: (control.focus(), control.press(k))
+
+            return [
+                (f"pressed {key} on the slider (at {now})", press(key)),
+                ("pressed End (slider to its maximum)", press("End")),
+                ("pressed Home (slider to its minimum)", press("Home")),
+            ]
         if kind == "dropdown":
-            options = control.evaluate("s => [...s.options].map(o => o.value)")
+            count = control.evaluate("s => s.options.length")
             current = control.evaluate("s => s.selectedIndex")
-            if len(options) < 2:
-                return "dropdown has one option only"
-            choice = (current + 1) % len(options)
-            control.select_option(index=choice)
-            return f"picked option {choice} of {len(options)}"
+            others = [i for i in range(count) if i != current]
+            return [
+                (f"picked option {i} of {count}", lambda i=i: control.select_option(index=i))
+                for i in others[:2]
+            ]
         if kind == "checkbox":
-            control.click()
-            return "clicked the checkbox"
+            return [("clicked the checkbox", control.click)]
         if kind == "toggle":
             buttons = control.locator("button")
-            for i in range(buttons.count()):
-                if "mod-active" not in (buttons.nth(i).get_attribute("class") or ""):
-                    buttons.nth(i).click()
-                    return f"clicked toggle button {i}"
-            return "no inactive toggle button"
-        control.fill("")
-        control.type(SENTENCE, delay=5)
-        control.press("Tab")  # a Text widget that updates only on blur/submit
-        return f"typed {SENTENCE!r}"
+            classes = [buttons.nth(i).get_attribute("class") or "" for i in range(buttons.count())]
+            return [
+                (f"clicked toggle button {i}", buttons.nth(i).click)
+                for i, c in enumerate(classes)
+                if "mod-active" not in c
+            ][:2]
+
+        def type_sentence():
+            control.fill("")
+            control.type(SENTENCE, delay=5)
+            control.press("Tab")  # Text(area) widgets with continuous_update=False update on blur
+
+        return [(f"typed {SENTENCE!r}", type_sentence)]
+
+    def remember(self, kind: str, control):
+        """A function that puts the knob back where it is now."""
+        if kind == "slider":
+            text = self.slider_readout(control).inner_text().strip()
+            return lambda: self.set_slider(control, text)
+        if kind == "dropdown":
+            index = control.evaluate("s => s.selectedIndex")
+            return lambda: control.select_option(index=index)
+        if kind == "checkbox":
+            checked = control.is_checked()
+            return lambda: control.set_checked(checked)
+        if kind == "toggle":
+            buttons = control.locator("button")
+            active = [
+                i
+                for i in range(buttons.count())
+                if "mod-active" in (buttons.nth(i).get_attribute("class") or "")
+            ]
+            return (lambda: buttons.nth(active[0]).click()) if active else None
+        return None  # typed text stays, as a learner would leave it
+
+    def find_control(self, widget, label: str):
+        for kind, control in self.controls(widget):
+            if self.describe(control) == label:
+                return kind, control
+        return None, None
 
     def play_with_widgets(self) -> list[str]:
         """Turn every knob of every widget; each must change what its widget shows."""
@@ -444,23 +541,67 @@ class Learner:
                 failures.append(f"widget {w + 1} has no knob a learner can turn")
             for kind, control in controls:
                 label = self.describe(control)
-                before = self.shown(widget)
-                action = self.turn(kind, control)
-                after = self.wait_for_change(widget, before)
-                changed_image = before["images"] != after["images"]
-                changed = after["html"] != before["html"]
-                self.notes.append(
-                    f"widget {w + 1}, {kind} '{label}': {action} -> "
-                    f"{'plot changed' if changed_image else 'display changed' if changed else 'NOTHING changed'}"
-                )
-                if not changed:
-                    failures.append(f"widget {w + 1}: {kind} '{label}' ({action}) changed nothing it shows")
-                if kind == "text" and changed:
-                    failures.extend(self.check_coloured_tokens(widget, w + 1))
+                if control.is_disabled():
+                    self.notes.append(f"widget {w + 1}, {kind} '{label}': disabled, left alone")
+                    continue
+                context_undo = None
+                if label in CONTEXT_KNOBS:  # e.g. "top-p" is read only when the method is top-p
+                    other_label, value = CONTEXT_KNOBS[label]
+                    other_kind, other = self.find_control(widget, other_label)
+                    if other_kind == "dropdown":
+                        context_undo = self.remember(other_kind, other)
+                        settled = self.shown(widget)
+                        other.select_option(label=value)
+                        self.wait_for_change(widget, settled, timeout_s=20)
+                failures.extend(self.try_knob(widget, w + 1, kind, control, label))
+                if context_undo is not None:
+                    settled = self.shown(widget)
+                    context_undo()
+                    self.wait_for_change(widget, settled, timeout_s=20)
                 self.assert_clean(f"after {kind} '{label}' of widget {w + 1}")
             widget.scroll_into_view_if_needed()
             widget.screenshot(path=str(self.shots / f"widget{w + 1}-after.png"))
         return failures
+
+    def try_knob(self, widget, index: int, kind: str, control, label: str) -> list[str]:
+        """Move one knob (a small move first, bigger if nothing shows), check, put it back."""
+        attempts = self.attempts(kind, control)
+        if not attempts:
+            self.notes.append(
+                f"widget {index}, {kind} '{label}': has a single value, nothing to turn"
+            )
+            return []
+        before = self.shown(widget)
+        undo = self.remember(kind, control)
+        tried = []
+        for action, do in attempts:
+            do()
+            after = self.wait_for_change(widget, before, timeout_s=20)
+            changed = after["html"] != before["html"]
+            what = "plot changed" if before["images"] != after["images"] else "display changed"
+            tried.append(action)
+            self.notes.append(
+                f"widget {index}, {kind} '{label}': {action} -> {what if changed else 'nothing changed'}"
+            )
+            if not changed:
+                continue  # try a bigger move from here
+            problems = self.check_coloured_tokens(widget, index) if kind == "text" else []
+            if undo is not None:
+                # Back to the first state, so the next knob starts from it; a widget shows a
+                # pure function of its knobs, so it must look exactly as before.
+                undo()
+                restored = self.wait_for_change(widget, after, timeout_s=20)
+                if restored["html"] != before["html"]:
+                    problems.append(
+                        f"widget {index}: putting {kind} '{label}' back did not restore the display"
+                    )
+            return problems
+        if undo is not None:
+            undo()
+        if label in INVISIBLE_KNOBS.get(self.name, {}):
+            self.notes.append(f"   (allowed: {INVISIBLE_KNOBS[self.name][label]})")
+            return []
+        return [f"widget {index}: {kind} '{label}' changed nothing it shows ({'; '.join(tried)})"]
 
     def check_coloured_tokens(self, widget, index: int) -> list[str]:
         """After typing: coloured token spans appear, and together they spell the sentence."""
@@ -472,9 +613,15 @@ class Learner:
             return [f"widget {index}: typed text but no coloured token appeared"]
         shown = "".join(spans).replace("\u2423", " ").replace("\u00b7", " ")
         words = [w for w in re.findall(r"[A-Za-z]+", SENTENCE)]
-        missing = [w for w in words if w not in re.sub(r"\s+", " ", shown) and w not in "".join(spans)]
+        missing = [
+            w for w in words if w not in re.sub(r"\s+", " ", shown) and w not in "".join(spans)
+        ]
         self.notes.append(f"widget {index}: {len(spans)} coloured tokens after typing")
-        return [f"widget {index}: typed words missing from the coloured tokens: {missing}"] if missing else []
+        return (
+            [f"widget {index}: typed words missing from the coloured tokens: {missing}"]
+            if missing
+            else []
+        )
 
 
 @pytest.fixture
@@ -482,14 +629,20 @@ def learner(browser, lab, request):
     person = Learner(browser, lab, request.param)
     yield person
     (person.shots / "learner.txt").write_text(
-        "\n".join(person.notes + [f"external request answered locally: {u}" for u in sorted(set(person.external))]) + "\n",
+        "\n".join(
+            person.notes
+            + [f"external request answered locally: {u}" for u in sorted(set(person.external))]
+        )
+        + "\n",
         encoding="utf-8",
     )
     person.close()
 
 
 def test_required_widget_notebooks_exist():
-    missing = [name for name in REQUIRED_WIDGET_NOTEBOOKS if not (NOTEBOOK_DIR / f"{name}.ipynb").exists()]
+    missing = [
+        name for name in REQUIRED_WIDGET_NOTEBOOKS if not (NOTEBOOK_DIR / f"{name}.ipynb").exists()
+    ]
     assert not missing, f"widget notebooks issue 7 requires but not written yet: {missing}"
     without = [name for name in REQUIRED_WIDGET_NOTEBOOKS if name not in WIDGET_NOTEBOOKS]
     assert not without, f"these notebooks store no widget output: {without}"

@@ -8,18 +8,37 @@ import pytest
 import torch
 
 from transformer_course import checkpoint as ckpt
-from transformer_course.checkpoint import CheckpointError, load_checkpoint, model_from_checkpoint, save_checkpoint
+from transformer_course.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    model_from_checkpoint,
+    save_checkpoint,
+)
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest on one thread; several threads spin-wait for each other when
+    other processes (pytest-xdist workers, notebooks) share the cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def tiny(vocab_size: int = 40, seed: int = 0) -> GPT:
     torch.manual_seed(seed)
-    return GPT(GPTConfig(vocab_size=vocab_size, context_length=8, d_model=16, n_heads=2, n_layers=2))
+    return GPT(
+        GPTConfig(vocab_size=vocab_size, context_length=8, d_model=16, n_heads=2, n_layers=2)
+    )
 
 
 def one_step(model: GPT, optimizer: torch.optim.Optimizer) -> None:
-    x = torch.randint(0, model.config.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1))
+    x = torch.randint(
+        0, model.config.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1)
+    )
     _, loss = model(x, x.roll(-1, dims=1))
     loss.backward()
     optimizer.step()
@@ -29,7 +48,9 @@ def test_round_trip(tmp_path):
     model = tiny()
     optimizer = make_optimizer(model)
     one_step(model, optimizer)
-    path = save_checkpoint(tmp_path / "sub" / "model.pt", model, optimizer, step=7, history={"loss": [1.5, 1.25]})
+    path = save_checkpoint(
+        tmp_path / "sub" / "model.pt", model, optimizer, step=7, history={"loss": [1.5, 1.25]}
+    )
     assert path.is_file()
     assert [p.name for p in path.parent.iterdir()] == ["model.pt"], "no temporary file left behind"
 
@@ -81,7 +102,11 @@ def test_corrupt_file_has_a_clear_error(tmp_path, damage):
     path = tmp_path / "model.pt"
     save_checkpoint(path, tiny(), step=1)
     data = path.read_bytes()
-    path.write_bytes({"truncate": data[: len(data) // 2], "garbage": b"\x00not a checkpoint" * 50, "empty": b""}[damage])
+    path.write_bytes(
+        {"truncate": data[: len(data) // 2], "garbage": b"\x00not a checkpoint" * 50, "empty": b""}[
+            damage
+        ]
+    )
     with pytest.raises(CheckpointError, match="not a readable checkpoint.*corrupt.*Delete it"):
         load_checkpoint(path, tiny())
 
@@ -102,7 +127,9 @@ def test_mismatched_config_names_the_difference(tmp_path):
     path = save_checkpoint(tmp_path / "m.pt", tiny(vocab_size=40))
     other = tiny(vocab_size=41)
     before = [p.clone() for p in other.parameters()]
-    with pytest.raises(CheckpointError, match=r"vocab_size: checkpoint 40, model 41.*GPTConfig\(\*\*checkpoint"):
+    with pytest.raises(
+        CheckpointError, match=r"vocab_size: checkpoint 40, model 41.*GPTConfig\(\*\*checkpoint"
+    ):
         load_checkpoint(path, other)
     assert all(torch.equal(a, b) for a, b in zip(before, other.parameters())), "weights untouched"
 

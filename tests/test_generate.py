@@ -283,3 +283,19 @@ def test_bad_prompts_raise_clearly():
         beam_search(model, PROMPT, 3, beam_width=0)
     with pytest.raises(ValueError, match="greedy"):
         filter_logits(torch.zeros(3), temperature=0)
+
+
+def test_generation_exercises():
+    from transformer_course.exercises.generation import (
+        check_beam_candidates,
+        check_sequence_log_prob,
+        check_temperature_probability,
+        check_top_p_count,
+    )
+
+    assert check_top_p_count(2) and not check_top_p_count(3)
+    assert not check_top_p_count(...).answered
+    assert check_temperature_probability(torch.softmax(torch.tensor([4.0, 2.0, 0.0]), 0)[0])
+    assert not check_temperature_probability(torch.softmax(torch.tensor([2.0, 1.0, 0.0]), 0)[0].item())
+    assert check_sequence_log_prob(math.log(0.01)) and not check_sequence_log_prob(0.01)
+    assert check_beam_candidates(4 * 3771) and not check_beam_candidates(4)

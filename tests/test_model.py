@@ -301,3 +301,42 @@ def test_int32_ids_are_accepted():
     model = GPT(tiny()).eval()
     idx = torch.randint(0, 50, (2, 8))
     torch.testing.assert_close(model(idx.int())[0], model(idx)[0])
+
+
+def test_block_exercises():
+    from transformer_course.exercises.block import (
+        check_block_parameters,
+        check_dropout_scale,
+        check_ffn_parameters,
+        check_layernorm_by_hand,
+    )
+    from transformer_course.feedforward import FeedForward
+
+    assert check_ffn_parameters(sum(p.numel() for p in FeedForward(64).parameters()))
+    assert not check_ffn_parameters(64 * 256 * 2)
+    assert not check_ffn_parameters(...).answered
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    assert check_layernorm_by_hand(nn.LayerNorm(4)(x[None])[0].tolist())
+    wrong = ((x - x.mean()) / x.std()).tolist()  # unbiased variance
+    feedback = check_layernorm_by_hand(wrong)
+    assert not feedback and "d − 1" in feedback.message
+    assert check_dropout_scale(1 / 0.9) and not check_dropout_scale(0.9)
+    block = Block(GPTConfig(vocab_size=10))
+    assert check_block_parameters(sum(p.numel() for p in block.parameters()))
+
+
+def test_logits_exercises():
+    from transformer_course.exercises.logits import (
+        check_cross_entropy,
+        check_logits_shape,
+        check_tying_saving,
+        check_uniform_loss,
+    )
+
+    assert check_logits_shape((4, 16, 100_070)) and not check_logits_shape((4, 16, 64))
+    assert check_logits_shape(torch.Size([4, 16, 100_070]))
+    assert check_uniform_loss(math.log(3771)) and not check_uniform_loss(math.log10(3771))
+    assert check_cross_entropy(-math.log(0.25)) and not check_cross_entropy(0.25)
+    tied, untied = GPT(GPTConfig(vocab_size=100_070)), GPT(GPTConfig(vocab_size=100_070, tie_weights=False))
+    assert check_tying_saving(untied.num_parameters() - tied.num_parameters())
+    assert not check_tying_saving(...).answered

@@ -27,9 +27,21 @@ from transformer_course.train import (
 VOCAB = 32
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest on one thread; several threads spin-wait for each other when
+    other processes (pytest-xdist workers, notebooks) share the cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def tiny(dropout: float = 0.1, seed: int = 0, **overrides) -> GPT:
     torch.manual_seed(seed)
-    settings_ = dict(vocab_size=VOCAB, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=dropout)
+    settings_ = dict(
+        vocab_size=VOCAB, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=dropout
+    )
     settings_.update(overrides)
     return GPT(GPTConfig(**settings_))
 
@@ -39,7 +51,16 @@ def stream(n: int = 400, seed: int = 0) -> torch.Tensor:
 
 
 def quick(**overrides) -> TrainConfig:
-    values = dict(steps=12, batch_size=4, context_length=8, lr=3e-3, warmup=3, eval_interval=5, progress=False, device="cpu")
+    values = dict(
+        steps=12,
+        batch_size=4,
+        context_length=8,
+        lr=3e-3,
+        warmup=3,
+        eval_interval=5,
+        progress=False,
+        device="cpu",
+    )
     values.update(overrides)
     return TrainConfig(**values)
 
@@ -57,9 +78,12 @@ def quick(**overrides) -> TrainConfig:
 def test_schedule_shape(steps, warmup_fraction, lr, floor_fraction):
     warmup, min_lr = int(warmup_fraction * steps), lr * floor_fraction
     rates = [lr_at(s, steps=steps, lr=lr, warmup=warmup, min_lr=min_lr) for s in range(steps + 3)]
-    assert all(min_lr - 1e-12 <= r <= lr + 1e-12 for r in rates)
+    assert all(0 <= r <= lr * (1 + 1e-12) for r in rates)
+    assert all(min_lr * (1 - 1e-12) <= r for r in rates[warmup:]), (
+        "after warm-up never below the floor"
+    )
     if warmup:
-        assert rates[0] == pytest.approx(lr / warmup)
+        assert rates[0] == pytest.approx(lr / warmup) and rates[0] > 0
         assert rates[warmup - 1] == pytest.approx(lr)  # warm-up ends at the peak
         assert all(a <= b + 1e-15 for a, b in zip(rates[:warmup], rates[1:warmup]))
     assert rates[warmup] == pytest.approx(lr)
@@ -82,9 +106,13 @@ def test_weight_decay_only_on_matrices():
     optimizer = make_optimizer(model, lr=2e-3, weight_decay=0.1)
     decay, no_decay = optimizer.param_groups
     assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
-    assert all(p.dim() >= 2 for p in decay["params"]) and all(p.dim() < 2 for p in no_decay["params"])
+    assert all(p.dim() >= 2 for p in decay["params"]) and all(
+        p.dim() < 2 for p in no_decay["params"]
+    )
     grouped = [id(p) for g in optimizer.param_groups for p in g["params"]]
-    assert len(grouped) == len(set(grouped)) == len(list(model.parameters())), "the tied table appears once"
+    assert len(grouped) == len(set(grouped)) == len(list(model.parameters())), (
+        "the tied table appears once"
+    )
     assert optimizer.defaults["lr"] == 2e-3
     with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
         make_optimizer("not a model")
@@ -94,7 +122,10 @@ def test_fused_optimizer_matches_the_reference():
     model, reference = tiny(dropout=0.0), tiny(dropout=0.0)
     ours = make_optimizer(model, lr=1e-2)
     plain = torch.optim.AdamW(
-        [{"params": g["params"], "weight_decay": g["weight_decay"]} for g in make_optimizer(reference).param_groups],
+        [
+            {"params": g["params"], "weight_decay": g["weight_decay"]}
+            for g in make_optimizer(reference).param_groups
+        ],
         lr=1e-2,
         betas=(0.9, 0.95),
         foreach=False,
@@ -136,9 +167,15 @@ def test_evaluate_covers_the_whole_split_once():
 def test_sampled_loss_is_noisy_and_seeded():
     model = tiny()
     ids = stream(2000)
-    a = sampled_loss(model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(0))
-    b = sampled_loss(model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(0))
-    c = sampled_loss(model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(1))
+    a = sampled_loss(
+        model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(0)
+    )
+    b = sampled_loss(
+        model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(0)
+    )
+    c = sampled_loss(
+        model, ids, 8, batches=2, batch_size=2, generator=torch.Generator().manual_seed(1)
+    )
     assert a == b and a != c
 
 
@@ -148,7 +185,12 @@ def test_sampled_loss_is_noisy_and_seeded():
 def test_overfits_one_small_batch():
     pattern = torch.arange(9) % VOCAB  # one sequence the model can memorise: x = 0..7, y = 1..8
     model = tiny(dropout=0.0)
-    history = train(model, pattern, pattern, quick(steps=150, batch_size=1, lr=1e-2, warmup=10, min_lr=1e-3, eval_interval=0))
+    history = train(
+        model,
+        pattern,
+        pattern,
+        quick(steps=150, batch_size=1, lr=1e-2, warmup=10, min_lr=1e-3, eval_interval=0),
+    )
     assert history.train_loss[0] > 2.5  # starts near ln 32 ≈ 3.47
     assert history.train_loss[-1] < 0.05
     assert history.val_loss[-1] < 0.05 and history.val_step == [150]
@@ -159,7 +201,9 @@ def test_history_and_schedule_are_recorded():
     config = quick(steps=10, eval_interval=4)
     history = train(tiny(), stream(), stream(200, seed=1), config)
     assert history.steps == 10 and history.val_step == [4, 8, 10]
-    assert history.lr == [lr_at(s, steps=10, lr=config.lr, warmup=3, min_lr=config.final_lr) for s in range(10)]
+    assert history.lr == [
+        lr_at(s, steps=10, lr=config.lr, warmup=3, min_lr=config.final_lr) for s in range(10)
+    ]
     assert all(math.isfinite(v) for v in history.train_loss + history.val_loss)
     assert History.from_dict(history.as_dict()) == history
 
@@ -187,7 +231,9 @@ def test_interrupted_then_resumed_equals_uninterrupted(tmp_path):
     for (name, a), b in zip(reference.state_dict().items(), resumed_model.state_dict().values()):
         assert torch.equal(a, b), name
     assert load_checkpoint(path)["step"] == 12
-    again = train(resumed_model, stream(), stream(200, seed=1), config)  # already done: nothing to do
+    again = train(
+        resumed_model, stream(), stream(200, seed=1), config
+    )  # already done: nothing to do
     assert again.steps == 12 and again.train_loss == full.train_loss
 
 
@@ -197,14 +243,22 @@ def test_interrupt_can_raise(tmp_path):
 
     path = tmp_path / "m.pt"
     with pytest.raises(KeyboardInterrupt):
-        train(tiny(), stream(), stream(200), quick(checkpoint_path=str(path), on_interrupt="raise"), callback=stop)
+        train(
+            tiny(),
+            stream(),
+            stream(200),
+            quick(checkpoint_path=str(path), on_interrupt="raise"),
+            callback=stop,
+        )
     assert load_checkpoint(path)["step"] == 1
 
 
 def test_fresh_start_ignores_a_checkpoint(tmp_path):
     path = tmp_path / "m.pt"
     first = train(tiny(), stream(), stream(200), quick(steps=4, checkpoint_path=str(path)))
-    second = train(tiny(), stream(), stream(200), quick(steps=4, checkpoint_path=str(path), resume=False))
+    second = train(
+        tiny(), stream(), stream(200), quick(steps=4, checkpoint_path=str(path), resume=False)
+    )
     assert second.train_loss == first.train_loss  # trained again from step 0, same seed
 
 
@@ -232,3 +286,17 @@ def test_presets():
     assert (seed.steps, seed.batch_size, seed.context_length, seed.lr) == (5000, 4, 16, 1e-3)
     assert seed.final_lr == seed.lr and seed.warmup == 0  # the seed trains at a constant rate
     assert with_preset("cpu-demo", steps=7).steps == 7 and PRESETS["cpu-demo"].steps != 7
+
+
+def test_exercise_checks():
+    from transformer_course.exercises import training as ex
+
+    assert ex.check_warmup_lr(6e-4, 9, 700, 3e-3, 50, None)
+    assert not ex.check_warmup_lr(5.4e-4, 9, 700, 3e-3, 50, None)  # the off-by-one step
+    assert ex.check_validation_windows(973, 7792, 8) and not ex.check_validation_windows(974, 7792, 8)
+    assert ex.check_saved_parameters(6_163_136, 100_070, 3_771, 64, tied=True)
+    assert not ex.check_saved_parameters(2 * 6_163_136, 100_070, 3_771, 64, tied=True)
+    assert ex.check_saved_parameters(2 * 6_163_136, 100_070, 3_771, 64, tied=False)
+    assert ex.check_resume_steps(400, 300, 700) and not ex.check_resume_steps(700, 300, 700)
+    for feedback in (ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None), ex.check_saved_parameters(..., 9, 3, 2, True)):
+        assert not feedback.answered and "Not answered" in str(feedback)

@@ -61,11 +61,20 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows "(default: …)" only where there is a default worth showing."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.default is False or "default" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
-    from .train import PRESETS
+    from .train import MODEL_PRESETS, PRESETS
 
-    demo = PRESETS["cpu-demo"]
+    demo, model = PRESETS["cpu-demo"], MODEL_PRESETS["cpu-demo"]
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course",
         description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
@@ -81,21 +90,44 @@ def build_parser() -> argparse.ArgumentParser:
             "Under torchrun each process trains on its own batches and DistributedDataParallel "
             "averages the gradients (gloo on the CPU, nccl on CUDA GPUs)."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     group = train.add_argument_group("data")
-    group.add_argument("--text", default=None, help="UTF-8 text file to train on (default: the sales textbook)")
+    group.add_argument(
+        "--text", default=None, help="UTF-8 text file to train on (default: the sales textbook)"
+    )
     group.add_argument(
         "--vocab",
         choices=["compact", "full"],
         default="compact",
         help="'compact': only the token ids the text uses (3,771 for the textbook); 'full': every id up to the largest one",
     )
-    group = train.add_argument_group("model (a GPTConfig)")
-    group.add_argument("--d-model", type=_positive_int, default=64, help="width of every token vector (C)")
-    group.add_argument("--n-heads", type=_positive_int, default=4, help="attention heads per block (must divide --d-model)")
-    group.add_argument("--n-layers", type=_positive_int, default=8, help="number of Transformer blocks")
-    group.add_argument("--dropout", type=_non_negative_float, default=0.1, help="dropout probability during training")
+    group = train.add_argument_group("model (a GPTConfig; unset options come from --preset)")
+    group.add_argument(
+        "--d-model",
+        type=_positive_int,
+        help=f"width of every token vector, C (cpu-demo: {model['d_model']})",
+    )
+    group.add_argument(
+        "--n-heads",
+        type=_positive_int,
+        help=f"attention heads per block, must divide --d-model (cpu-demo: {model['n_heads']})",
+    )
+    group.add_argument(
+        "--n-layers",
+        type=_positive_int,
+        help=f"number of Transformer blocks (cpu-demo: {model['n_layers']})",
+    )
+    group.add_argument(
+        "--dropout",
+        type=_non_negative_float,
+        help=f"dropout probability during training (cpu-demo: {model['dropout']})",
+    )
+    group.add_argument(
+        "--positional",
+        choices=["sinusoidal", "learned", "rope"],
+        help=f"how the model knows positions: the seed's sinusoidal table, a learned table, or RoPE (cpu-demo: {model['positional']})",
+    )
     group = train.add_argument_group("training (a TrainConfig; unset options come from --preset)")
     group.add_argument(
         "--preset",
@@ -103,42 +135,120 @@ def build_parser() -> argparse.ArgumentParser:
         default="cpu-demo",
         help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, 5000 steps), 'gpu' (longer, bigger batches)",
     )
-    group.add_argument("--steps", type=_positive_int, help=f"optimisation steps in total (cpu-demo: {demo.steps})")
-    group.add_argument("--batch-size", type=_positive_int, help=f"sequences per step (cpu-demo: {demo.batch_size})")
     group.add_argument(
-        "--context-length", type=_positive_int, help=f"tokens per sequence, also the model's context (cpu-demo: {demo.context_length})"
+        "--steps", type=_positive_int, help=f"optimisation steps in total (cpu-demo: {demo.steps})"
     )
-    group.add_argument("--lr", type=_positive_float, help=f"peak learning rate (cpu-demo: {demo.lr})")
-    group.add_argument("--min-lr", type=_non_negative_float, help="learning rate at the end of the cosine (default: lr / 10)")
-    group.add_argument("--warmup", type=_non_negative_int, help=f"steps of linear warm-up (cpu-demo: {demo.warmup})")
-    group.add_argument("--weight-decay", type=_non_negative_float, help=f"AdamW weight decay on matrices (cpu-demo: {demo.weight_decay})")
-    group.add_argument("--grad-clip", type=_non_negative_float, help=f"clip the gradient norm to this; 0 = no clipping (cpu-demo: {demo.grad_clip})")
     group.add_argument(
-        "--eval-interval", type=_non_negative_int, help=f"validate (whole validation split) every N steps; 0 = only at the end (cpu-demo: {demo.eval_interval})"
+        "--batch-size", type=_positive_int, help=f"sequences per step (cpu-demo: {demo.batch_size})"
     )
-    group.add_argument("--seed", type=_non_negative_int, default=0, help="seed for the initial weights, the batches and dropout")
-    group.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best available; under torchrun, cuda:LOCAL_RANK)")
-    group.add_argument("--no-autocast", action="store_true", help="train in float32 even on CUDA (default: bf16 autocast there)")
+    group.add_argument(
+        "--context-length",
+        type=_positive_int,
+        help=f"tokens per sequence, also the model's context (cpu-demo: {demo.context_length})",
+    )
+    group.add_argument(
+        "--lr", type=_positive_float, help=f"peak learning rate (cpu-demo: {demo.lr})"
+    )
+    group.add_argument(
+        "--min-lr",
+        type=_non_negative_float,
+        help="learning rate at the end of the cosine (default: lr / 10)",
+    )
+    group.add_argument(
+        "--warmup",
+        type=_non_negative_int,
+        help=f"steps of linear warm-up (cpu-demo: {demo.warmup})",
+    )
+    group.add_argument(
+        "--weight-decay",
+        type=_non_negative_float,
+        help=f"AdamW weight decay on matrices (cpu-demo: {demo.weight_decay})",
+    )
+    group.add_argument(
+        "--grad-clip",
+        type=_non_negative_float,
+        help=f"clip the gradient norm to this; 0 = no clipping (cpu-demo: {demo.grad_clip})",
+    )
+    group.add_argument(
+        "--eval-interval",
+        type=_non_negative_int,
+        help=f"validate (whole validation split) every N steps; 0 = only at the end (cpu-demo: {demo.eval_interval})",
+    )
+    group.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed for the initial weights, the batches and dropout",
+    )
+    group.add_argument(
+        "--device",
+        default=None,
+        help="cpu, cuda or mps (default: the best available; under torchrun, cuda:LOCAL_RANK)",
+    )
+    group.add_argument(
+        "--no-autocast",
+        action="store_true",
+        help="train in float32 even on CUDA (default: bf16 autocast there)",
+    )
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     group = train.add_argument_group("checkpoints")
-    group.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="where the checkpoint is written and resumed from")
-    group.add_argument("--checkpoint-interval", type=_non_negative_int, default=500, help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C")
-    group.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint and start from step 0 (it is overwritten)")
+    group.add_argument(
+        "--checkpoint",
+        default=DEFAULT_CHECKPOINT,
+        help="where the checkpoint is written and resumed from",
+    )
+    group.add_argument(
+        "--checkpoint-interval",
+        type=_non_negative_int,
+        default=500,
+        help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C",
+    )
+    group.add_argument(
+        "--fresh",
+        action="store_true",
+        help="ignore an existing checkpoint and start from step 0 (it is overwritten)",
+    )
 
     gen = commands.add_parser(
         "generate",
         help="continue a prompt with a trained checkpoint",
         description="Load a checkpoint written by 'train' and continue PROMPT token by token.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     gen.add_argument("prompt", help="the text to continue (at least one token)")
-    gen.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'")
-    gen.add_argument("--max-new-tokens", type=_non_negative_int, default=50, help="how many tokens to add")
-    gen.add_argument("--temperature", type=_non_negative_float, default=0.8, help="softmax temperature; 0 = greedy (always the most probable token)")
-    gen.add_argument("--top-k", type=_positive_int, default=None, help="sample only among the k most probable tokens")
-    gen.add_argument("--top-p", type=_positive_float, default=None, help="sample only among the most probable tokens whose probabilities add up to p (0 < p ≤ 1)")
-    gen.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the sampling, for a reproducible continuation")
-    gen.add_argument("--device", default=None, help="cpu, cuda or mps (default: the best available)")
+    gen.add_argument(
+        "--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'"
+    )
+    gen.add_argument(
+        "--max-new-tokens", type=_non_negative_int, default=50, help="how many tokens to add"
+    )
+    gen.add_argument(
+        "--temperature",
+        type=_non_negative_float,
+        default=0.8,
+        help="softmax temperature; 0 = greedy (always the most probable token)",
+    )
+    gen.add_argument(
+        "--top-k",
+        type=_positive_int,
+        default=None,
+        help="sample only among the k most probable tokens",
+    )
+    gen.add_argument(
+        "--top-p",
+        type=_positive_float,
+        default=None,
+        help="sample only among the most probable tokens whose probabilities add up to p (0 < p ≤ 1)",
+    )
+    gen.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the sampling, for a reproducible continuation",
+    )
+    gen.add_argument(
+        "--device", default=None, help="cpu, cuda or mps (default: the best available)"
+    )
     return parser
 
 
@@ -161,7 +271,9 @@ def _distributed_setup(requested_device: str | None):
     else:
         device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
         backend = "gloo"
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world))))
+        torch.set_num_threads(
+            max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world)))
+        )
     dist.init_process_group(backend=backend)
     return device, dist.get_rank(), dist.get_world_size()
 
@@ -171,7 +283,16 @@ def _training_config(args: argparse.Namespace, device, checkpoint: str):
 
     overrides = {
         name: getattr(args, name)
-        for name in ("steps", "batch_size", "context_length", "lr", "min_lr", "warmup", "weight_decay", "eval_interval")
+        for name in (
+            "steps",
+            "batch_size",
+            "context_length",
+            "lr",
+            "min_lr",
+            "warmup",
+            "weight_decay",
+            "eval_interval",
+        )
         if getattr(args, name) is not None
     }
     if args.grad_clip is not None:
@@ -196,7 +317,8 @@ def command_train(args: argparse.Namespace) -> int:
 
     from . import data, tokenizer
     from .checkpoint import CheckpointError, read_checkpoint
-    from .model import GPT, GPTConfig
+    from .model import GPT
+    from .train import model_preset
     from .vocabulary import CompactVocabulary
 
     device, rank, world = _distributed_setup(args.device)
@@ -206,19 +328,23 @@ def command_train(args: argparse.Namespace) -> int:
         ids = torch.tensor(tokenizer.get_encoding().encode(text), dtype=torch.long)  # (N,)
         if args.vocab == "compact":
             vocab = CompactVocabulary.from_ids(ids)
-            vocab_size, stream, meta = vocab.size, vocab.encode(ids), {"vocabulary": vocab.to_list()}
+            vocab_size, stream, meta = (
+                vocab.size,
+                vocab.encode(ids),
+                {"vocabulary": vocab.to_list()},
+            )
         else:
             vocab_size, stream, meta = int(ids.max()) + 1, ids, {"vocabulary": None}
         meta["encoding"] = "cl100k_base"
         train_ids, val_ids = data.train_val_split(stream)
         config = _training_config(args, device, args.checkpoint)
-        model_config = GPTConfig(
-            vocab_size=vocab_size,
-            context_length=config.context_length,
-            d_model=args.d_model,
-            n_heads=args.n_heads,
-            n_layers=args.n_layers,
-            dropout=args.dropout,
+        chosen = {
+            name: getattr(args, name)
+            for name in ("d_model", "n_heads", "n_layers", "dropout", "positional")
+            if getattr(args, name) is not None
+        }
+        model_config = model_preset(
+            args.preset, vocab_size, **chosen, context_length=config.context_length
         )
         checkpoint = Path(args.checkpoint)
         if checkpoint.is_file() and not args.fresh:
@@ -246,10 +372,14 @@ def command_train(args: argparse.Namespace) -> int:
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
     if history.interrupted:
-        say(f"interrupted after step {history.steps}; checkpoint kept at {checkpoint} — run the same command to resume")
+        say(
+            f"interrupted after step {history.steps}; checkpoint kept at {checkpoint} — run the same command to resume"
+        )
         return 130
     if history.val_loss:
-        say(f"step {history.steps}: validation loss {history.val_loss[-1]:.3f} (whole validation split)")
+        say(
+            f"step {history.steps}: validation loss {history.val_loss[-1]:.3f} (whole validation split)"
+        )
     if history.seconds > 0:
         say(f"{history.tokens / history.seconds:,.0f} tokens/s this run; checkpoint: {checkpoint}")
     return 0
@@ -271,7 +401,11 @@ def command_generate(args: argparse.Namespace) -> int:
         ids = torch.tensor(encoding.encode(args.prompt), dtype=torch.long)  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
-        vocab = CompactVocabulary(torch.tensor(saved["vocabulary"])) if saved.get("vocabulary") else None
+        vocab = (
+            CompactVocabulary(torch.tensor(saved["vocabulary"]))
+            if saved.get("vocabulary")
+            else None
+        )
         if vocab is not None:
             unknown = ids[~vocab.contains(ids)]
             if unknown.numel():

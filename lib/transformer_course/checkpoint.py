@@ -73,7 +73,10 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def save_checkpoint(
-    path: str | os.PathLike, model: nn.Module, optimizer: torch.optim.Optimizer | None = None, **meta: Any
+    path: str | os.PathLike,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None = None,
+    **meta: Any,
 ) -> Path:
     """Write ``model`` (its ``state_dict`` and config), ``optimizer`` and ``meta`` to ``path`` atomically.
 
@@ -84,7 +87,9 @@ def save_checkpoint(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     reserved = {"format", "model", "model_config", "optimizer"} & meta.keys()
     if reserved:
-        raise ValueError(f"meta keys {sorted(reserved)} are reserved for the checkpoint itself; rename them")
+        raise ValueError(
+            f"meta keys {sorted(reserved)} are reserved for the checkpoint itself; rename them"
+        )
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     payload: dict[str, Any] = {
@@ -100,7 +105,9 @@ def save_checkpoint(
             torch.save(payload, handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, target)  # atomic on POSIX and Windows: readers see old or new, never half
+        os.replace(
+            tmp_name, target
+        )  # atomic on POSIX and Windows: readers see old or new, never half
     finally:
         if os.path.exists(tmp_name):
             os.remove(tmp_name)
@@ -116,7 +123,9 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     ]
 
 
-def read_checkpoint(path: str | os.PathLike, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+def read_checkpoint(
+    path: str | os.PathLike, map_location: str | torch.device = "cpu"
+) -> dict[str, Any]:
     """Open a checkpoint with ``weights_only=True`` and check it is one of the course's.
 
     Raises ``FileNotFoundError`` for a missing file and :class:`CheckpointError` for a file that
@@ -130,7 +139,14 @@ def read_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         )
     try:
         checkpoint = torch.load(source, map_location=map_location, weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, EOFError, zipfile.BadZipFile, ValueError, OSError) as exc:
+    except (
+        RuntimeError,
+        pickle.UnpicklingError,
+        EOFError,
+        zipfile.BadZipFile,
+        ValueError,
+        OSError,
+    ) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(
             f"{source} is not a readable checkpoint ({reason[:200]}). It is truncated or corrupt, "
@@ -187,7 +203,9 @@ def _fill(
             ) from exc
     if optimizer is not None:
         if checkpoint.get("optimizer") is None:
-            raise CheckpointError(f"{path} holds no optimizer state; it cannot resume training, only load weights")
+            raise CheckpointError(
+                f"{path} holds no optimizer state; it cannot resume training, only load weights"
+            )
         optimizer.load_state_dict(checkpoint["optimizer"])
 
 
@@ -198,14 +216,21 @@ def model_from_checkpoint(
 
     The model is in eval mode on ``device`` (the CPU by default).
     """
-    from .model import GPT, GPTConfig  # imported here: the checkpoint module does not need the model
+    from .model import (  # imported here: the checkpoint module does not need the model
+        GPT,
+        GPTConfig,
+    )
 
     checkpoint = read_checkpoint(path)
     if checkpoint.get("model_config") is None:
-        raise CheckpointError(f"{path} stores no model config; build the model yourself and call load_checkpoint(path, model)")
+        raise CheckpointError(
+            f"{path} stores no model config; build the model yourself and call load_checkpoint(path, model)"
+        )
     try:
         model = GPT(GPTConfig(**checkpoint["model_config"]))
     except TypeError as exc:
-        raise CheckpointError(f"{path} has a model config this version of the course cannot build: {exc}") from exc
+        raise CheckpointError(
+            f"{path} has a model config this version of the course cannot build: {exc}"
+        ) from exc
     _fill(checkpoint, path, model, None)
     return model.to(device or "cpu").eval(), checkpoint

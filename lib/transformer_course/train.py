@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 from torch import distributed as dist
+from torch import nn
 
 from . import data
 from .checkpoint import load_checkpoint, save_checkpoint, unwrap
@@ -48,15 +48,15 @@ class TrainConfig:
     interrupt. ``device=None`` picks CUDA, MPS or the CPU (see ``device.pick_device``).
     """
 
-    steps: int = 2000
+    steps: int = 700
     batch_size: int = 32
     context_length: int = 16
     lr: float = 3e-3
     min_lr: float | None = None
-    warmup: int = 100
+    warmup: int = 50
     weight_decay: float = 0.1
     grad_clip: float | None = 1.0
-    eval_interval: int = 250
+    eval_interval: int = 100
     eval_batch_size: int = 512
     seed: int = 0
     device: str | None = None
@@ -79,9 +79,13 @@ class TrainConfig:
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay must be ≥ 0, got {self.weight_decay}")
         if self.grad_clip is not None and self.grad_clip <= 0:
-            raise ValueError(f"grad_clip must be positive or None (no clipping), got {self.grad_clip}")
+            raise ValueError(
+                f"grad_clip must be positive or None (no clipping), got {self.grad_clip}"
+            )
         if self.on_interrupt not in ON_INTERRUPT:
-            raise ValueError(f"on_interrupt must be one of {ON_INTERRUPT}, got {self.on_interrupt!r}")
+            raise ValueError(
+                f"on_interrupt must be one of {ON_INTERRUPT}, got {self.on_interrupt!r}"
+            )
         if self.checkpoint_path is not None:
             self.checkpoint_path = str(self.checkpoint_path)
 
@@ -99,18 +103,53 @@ def _check_int(name: str, value: object, minimum: int) -> None:
 
 
 #: Named recipes. "seed" is the backbone source's: constant lr 1e-3, batch 4, 5000 steps, AdamW's
-#: default weight decay, no clipping. "cpu-demo" is what 11_training trains in about three minutes
-#: on two CPU cores (compact vocabulary). "gpu" is the longer run for a CUDA GPU (Colab).
+#: default weight decay, no clipping. "cpu-demo" is what 11_training trains in about two minutes
+#: on one CPU core (compact vocabulary). "gpu" is a longer run with a longer context for a CUDA GPU.
 PRESETS: dict[str, TrainConfig] = {
     "seed": TrainConfig(
-        steps=5000, batch_size=4, lr=1e-3, min_lr=1e-3, warmup=0, weight_decay=0.01, grad_clip=None, eval_interval=500
+        steps=5000,
+        batch_size=4,
+        lr=1e-3,
+        min_lr=1e-3,
+        warmup=0,
+        weight_decay=0.01,
+        grad_clip=None,
+        eval_interval=500,
     ),
     "cpu-demo": TrainConfig(),
-    "gpu": TrainConfig(steps=6000, batch_size=128, context_length=64, lr=2e-3, warmup=200, eval_interval=500),
+    "gpu": TrainConfig(
+        steps=2000, batch_size=64, context_length=64, lr=1.5e-3, warmup=100, eval_interval=250
+    ),
+}
+
+#: The ``GPTConfig`` arguments (all but ``vocab_size``) that go with each recipe. The seed's
+#: sizes throughout; "cpu-demo" and "gpu" use learned positions: with GPT-2's small initial
+#: embeddings (std 0.02) a sinusoidal table of amplitude 1 drowns the token vectors, and the
+#: model needs hundreds of steps before it can tell tokens apart (11_training measures it).
+MODEL_PRESETS: dict[str, dict[str, Any]] = {
+    "seed": {"context_length": 16, "d_model": 64, "n_heads": 4, "n_layers": 8, "dropout": 0.1},
+    "cpu-demo": {
+        "context_length": 16,
+        "d_model": 64,
+        "n_heads": 4,
+        "n_layers": 8,
+        "dropout": 0.1,
+        "positional": "learned",
+    },
+    "gpu": {
+        "context_length": 64,
+        "d_model": 128,
+        "n_heads": 8,
+        "n_layers": 8,
+        "dropout": 0.2,
+        "positional": "learned",
+    },
 }
 
 
-def lr_at(step: int, *, steps: int, lr: float, warmup: int = 0, min_lr: float | None = None) -> float:
+def lr_at(
+    step: int, *, steps: int, lr: float, warmup: int = 0, min_lr: float | None = None
+) -> float:
     """The learning rate of (0-based) ``step``: linear warm-up, then a cosine down to ``min_lr``.
 
     Warm-up: lr · (step + 1) / warmup for the first ``warmup`` steps (small updates while Adam's
@@ -127,7 +166,9 @@ def lr_at(step: int, *, steps: int, lr: float, warmup: int = 0, min_lr: float | 
     return floor + 0.5 * (lr - floor) * (1.0 + math.cos(math.pi * progress))
 
 
-def make_optimizer(model: nn.Module, lr: float = 1e-3, weight_decay: float = 0.1, betas=(0.9, 0.95)) -> torch.optim.Optimizer:
+def make_optimizer(
+    model: nn.Module, lr: float = 1e-3, weight_decay: float = 0.1, betas=(0.9, 0.95)
+) -> torch.optim.Optimizer:
     """AdamW with weight decay on the weight matrices only (introduced in 11_training).
 
     Biases and norm gains are left undecayed: shrinking them toward zero only fights the
@@ -154,7 +195,11 @@ def make_optimizer(model: nn.Module, lr: float = 1e-3, weight_decay: float = 0.1
     ]
     try:
         return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), fused=True)
-    except (RuntimeError, ValueError, TypeError):  # an older PyTorch, or a device without the kernel
+    except (
+        RuntimeError,
+        ValueError,
+        TypeError,
+    ):  # an older PyTorch, or a device without the kernel
         return torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), foreach=True)
 
 
@@ -206,7 +251,9 @@ def _autocast(device: torch.device, enabled: bool):
 def _as_ids(ids: Sequence[int] | torch.Tensor, name: str) -> torch.Tensor:
     tensor = ids if isinstance(ids, torch.Tensor) else torch.as_tensor(list(ids), dtype=torch.long)
     if tensor.dim() != 1:
-        raise ValueError(f"{name} must be a 1-D stream of token ids, got shape {tuple(tensor.shape)}")
+        raise ValueError(
+            f"{name} must be a 1-D stream of token ids, got shape {tuple(tensor.shape)}"
+        )
     return tensor.long().cpu()
 
 
@@ -241,7 +288,9 @@ def evaluate(
             f"ids has {stream.numel()} tokens, fewer than context_length + 1 = {context_length + 1}; "
             "use a shorter context or more text"
         )
-    run_device = torch.device(device) if device is not None else next(unwrap(model).parameters()).device
+    run_device = (
+        torch.device(device) if device is not None else next(unwrap(model).parameters()).device
+    )
     x_all = stream[: windows * context_length].view(windows, context_length)  # (W, T)
     y_all = stream[1 : windows * context_length + 1].view(windows, context_length)  # (W, T)
     distributed, rank, world = _dist_info()
@@ -261,7 +310,9 @@ def evaluate(
     finally:
         net.train(was_training)
     if distributed:
-        stats = torch.stack([total, torch.tensor(float(count), dtype=torch.float64, device=run_device)])  # (2,)
+        stats = torch.stack(
+            [total, torch.tensor(float(count), dtype=torch.float64, device=run_device)]
+        )  # (2,)
         dist.all_reduce(stats)
         total, count = stats[0], int(stats[1].item())
     return float(total.item()) / count
@@ -287,7 +338,9 @@ def sampled_loss(
     losses = []
     try:
         for _ in range(batches):
-            x, y = data.get_batch(_as_ids(ids, "ids"), batch_size, context_length, generator=generator)  # (B, T)
+            x, y = data.get_batch(
+                _as_ids(ids, "ids"), batch_size, context_length, generator=generator
+            )  # (B, T)
             _, loss = net(x.to(device), y.to(device))
             losses.append(float(loss))
     finally:
@@ -328,7 +381,10 @@ class _InterruptGuard:
 
     def __exit__(self, *exc) -> None:
         if self._installed:
-            signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
+            signal.signal(
+                signal.SIGINT,
+                self._previous if self._previous is not None else signal.default_int_handler,
+            )
 
 
 def _rng_state(generator: torch.Generator, device: torch.device) -> dict[str, Any]:
@@ -365,7 +421,9 @@ def _check_fits(model: nn.Module, config: TrainConfig, streams: dict[str, torch.
     vocab = getattr(model_config, "vocab_size", None)
     for name, ids in streams.items():
         if ids.numel() < config.context_length + 1:
-            raise ValueError(f"{name} has {ids.numel()} tokens; it needs at least context_length + 1 = {config.context_length + 1}")
+            raise ValueError(
+                f"{name} has {ids.numel()} tokens; it needs at least context_length + 1 = {config.context_length + 1}"
+            )
         if vocab is not None and int(ids.max()) >= vocab:
             raise ValueError(
                 f"{name} holds token id {int(ids.max())} but the model's vocab_size is {vocab}; encode the "
@@ -385,7 +443,8 @@ def train(
 ) -> History:
     """Train ``model`` (any module with ``forward(idx, targets) -> (logits, loss)``) and return its History.
 
-    ``train_ids`` and ``val_ids`` are 1-D token streams (e.g. from ``data.train_val_split``).
+    ``train_ids`` [N_train] and ``val_ids`` [N_val] are 1-D token streams (e.g. from
+    ``data.train_val_split``); each step draws x, y of shape [B, T] from ``train_ids``.
     Batches come from a generator seeded with ``config.seed`` (plus the process rank), and the
     global torch seed is set the same way, so a run is reproducible on a given machine.
 
@@ -415,7 +474,9 @@ def train(
         optimizer = make_optimizer(raw, lr=config.lr, weight_decay=config.weight_decay)
     net: nn.Module = model if model is not raw else raw
     if distributed and not isinstance(model, nn.parallel.DistributedDataParallel):
-        net = nn.parallel.DistributedDataParallel(raw, device_ids=[device.index] if device.type == "cuda" else None)
+        net = nn.parallel.DistributedDataParallel(
+            raw, device_ids=[device.index] if device.type == "cuda" and device.index is not None else None
+        )
 
     generator = torch.Generator().manual_seed(config.seed + rank)
     torch.manual_seed(config.seed + rank)
@@ -448,7 +509,14 @@ def train(
 
     def validate() -> None:
         history.val_loss.append(
-            evaluate(raw, val_stream, config.context_length, config.eval_batch_size, device, config.autocast)
+            evaluate(
+                raw,
+                val_stream,
+                config.context_length,
+                config.eval_batch_size,
+                device,
+                config.autocast,
+            )
         )
         history.val_step.append(history.steps)
 
@@ -456,7 +524,12 @@ def train(
     if config.progress and rank == 0:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=config.steps, initial=min(history.steps, config.steps), desc="training", unit="step")
+        bar = tqdm(
+            total=config.steps,
+            initial=min(history.steps, config.steps),
+            desc="training",
+            unit="step",
+        )
     pending: list[torch.Tensor] = []
 
     def flush() -> None:
@@ -472,10 +545,18 @@ def train(
         with guard:
             step = history.steps
             while step < config.steps:
-                lr = lr_at(step, steps=config.steps, lr=config.lr, warmup=config.warmup, min_lr=config.final_lr)
+                lr = lr_at(
+                    step,
+                    steps=config.steps,
+                    lr=config.lr,
+                    warmup=config.warmup,
+                    min_lr=config.final_lr,
+                )
                 for group in optimizer.param_groups:
                     group["lr"] = lr
-                x, y = data.get_batch(train_stream, config.batch_size, config.context_length, generator=generator)
+                x, y = data.get_batch(
+                    train_stream, config.batch_size, config.context_length, generator=generator
+                )
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)  # (B, T)
                 with _autocast(device, config.autocast):
                     _, loss = net(x, y)  # (B, T) -> scalar mean cross-entropy
@@ -494,18 +575,25 @@ def train(
                     flush()
                     if bar is not None:
                         bar.set_postfix(loss=f"{history.train_loss[-1]:.2f}", refresh=False)
-                if (config.eval_interval and step % config.eval_interval == 0) or step == config.steps:
+                if (
+                    config.eval_interval and step % config.eval_interval == 0
+                ) or step == config.steps:
                     flush()
                     validate()
                     if bar is not None:
-                        bar.set_postfix(loss=f"{history.train_loss[-1]:.2f}", val=f"{history.val_loss[-1]:.2f}", refresh=False)
+                        bar.set_postfix(
+                            loss=f"{history.train_loss[-1]:.2f}",
+                            val=f"{history.val_loss[-1]:.2f}",
+                            refresh=False,
+                        )
                 if bar is not None:
                     bar.update(1)
                 if callback is not None:
                     flush()
                     callback(step, history)
                 if checkpoint_path is not None and (
-                    step == config.steps or (config.checkpoint_interval and step % config.checkpoint_interval == 0)
+                    step == config.steps
+                    or (config.checkpoint_interval and step % config.checkpoint_interval == 0)
                 ):
                     flush()
                     checkpoint()
@@ -537,3 +625,14 @@ def with_preset(name: str, **overrides: Any) -> TrainConfig:
     if name not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
     return replace(PRESETS[name], **overrides)
+
+
+def model_preset(name: str, vocab_size: int, **overrides: Any):
+    """The ``GPTConfig`` of recipe ``name`` for ``vocab_size`` tokens (fields in ``overrides`` win)."""
+    from .model import (
+        GPTConfig,  # imported here: training works for any model with the same forward
+    )
+
+    if name not in MODEL_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(MODEL_PRESETS)}, got {name!r}")
+    return GPTConfig(vocab_size=vocab_size, **{**MODEL_PRESETS[name], **overrides})

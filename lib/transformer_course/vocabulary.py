@@ -38,7 +38,9 @@ class CompactVocabulary:
         if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.numel() == 0:
             raise ValueError("ids must be a non-empty 1-D tensor of original token ids")
         if ids.numel() > 1 and not bool((ids[1:] > ids[:-1]).all()):
-            raise ValueError("ids must be sorted and unique; build the vocabulary with CompactVocabulary.from_ids")
+            raise ValueError(
+                "ids must be sorted and unique; build the vocabulary with CompactVocabulary.from_ids"
+            )
         if int(ids[0]) < 0:
             raise ValueError(f"token ids are non-negative, got {int(ids[0])}")
 
@@ -67,7 +69,9 @@ class CompactVocabulary:
         """Original ids (any shape) → compact ids of the same shape; unknown ids raise ``ValueError``."""
         tensor = _as_long(original, "original")
         table = self.ids.to(tensor.device)  # (V',)
-        position = torch.searchsorted(table, tensor.contiguous())  # (...) index where each id would sit
+        position = torch.searchsorted(
+            table, tensor.contiguous()
+        )  # (...) index where each id would sit
         found = table[position.clamp(max=table.numel() - 1)] == tensor  # (...)
         if not bool(found.all()):
             missing = sorted({int(i) for i in tensor[~found].flatten()[:10]})
@@ -82,7 +86,9 @@ class CompactVocabulary:
         """Compact ids (any shape) → original ids of the same shape."""
         tensor = _as_long(compact, "compact")
         if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= self.size):
-            raise ValueError(f"compact ids must lie in 0..{self.size - 1}, got {int(tensor.min())}..{int(tensor.max())}")
+            raise ValueError(
+                f"compact ids must lie in 0..{self.size - 1}, got {int(tensor.min())}..{int(tensor.max())}"
+            )
         return self.ids.to(tensor.device)[tensor]  # (...)
 
     def contains(self, original: Sequence[int] | torch.Tensor) -> torch.Tensor:

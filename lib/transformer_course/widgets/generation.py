@@ -1,0 +1,286 @@
+"""The generation playground of 12_generation.
+
+Plain functions do the work and are tested without a browser:
+
+* :func:`make_codec` — text <-> model ids, for the full ``cl100k_base`` vocabulary or a
+  compact one (11_training);
+* :func:`decode_with` — one decoding strategy by name ("greedy", "sample", "top-k", "top-p",
+  "beam") on a prompt of ids;
+* :func:`continue_text` — prompt text in, :class:`Continuation` out (new tokens, their
+  probabilities, and a note when the prompt was empty or longer than the context);
+* :func:`continuation_html` — the continuation with every token coloured by its probability.
+
+:func:`generation_widget` is the thin ipywidgets wrapper around them.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
+from torch import nn
+
+from ..generate import beam_search, continuation_log_probs, generate
+
+METHODS = ("greedy", "sample", "top-k", "top-p", "beam")
+COLOURMAP = "RdYlGn"  # red = improbable, green = probable (log scale, see probability_colour)
+
+
+def make_codec(
+    encoding, vocabulary=None
+) -> tuple[Callable[[str], list[int]], Callable[[int], str]]:
+    """``(encode, decode_token)`` for a model over ``encoding``'s ids, or over the compact ids
+    of ``vocabulary`` (a ``CompactVocabulary``). ``encode`` raises ValueError for text the
+    compact vocabulary cannot represent."""
+
+    def encode(text: str) -> list[int]:
+        ids = encoding.encode(text)
+        if vocabulary is None:
+            return ids
+        return vocabulary.encode(ids).tolist() if ids else []
+
+    def decode_token(token_id: int) -> str:
+        original = int(token_id) if vocabulary is None else int(vocabulary.ids[int(token_id)])
+        return encoding.decode([original])
+
+    return encode, decode_token
+
+
+def decode_with(
+    model: nn.Module,
+    prompt_ids: list[int] | torch.Tensor,
+    method: str = "greedy",
+    max_new_tokens: int = 20,
+    temperature: float = 1.0,
+    top_k: int = 10,
+    top_p: float = 0.9,
+    beam_width: int = 4,
+    seed: int = 0,
+) -> list[int]:
+    """The new token ids that ``method`` appends to ``prompt_ids`` (12_generation).
+
+    "greedy" = temperature 0; "sample" = plain sampling at ``temperature``; "top-k" and
+    "top-p" sample at ``temperature`` from the filtered distribution; "beam" runs a beam
+    search of ``beam_width``. Sampling draws from a generator seeded with ``seed``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    prompt = torch.as_tensor(prompt_ids, dtype=torch.long)  # (T,)
+    generator = torch.Generator().manual_seed(seed)
+    if method == "beam":
+        out = beam_search(model, prompt, max_new_tokens, beam_width=beam_width)  # (T + n,)
+    elif method == "greedy":
+        out = generate(model, prompt, max_new_tokens, temperature=0)  # (T + n,)
+    else:
+        out = generate(
+            model,
+            prompt,
+            max_new_tokens,
+            temperature=temperature,
+            top_k=top_k if method == "top-k" else None,
+            top_p=top_p if method == "top-p" else None,
+            generator=generator,
+        )  # (T + n,)
+    return out[prompt.numel() :].tolist()
+
+
+@dataclass
+class Continuation:
+    """What :func:`continue_text` produced: the ids and texts of the prompt and the new
+    tokens, each new token's probability under the model, and a note for the learner."""
+
+    prompt: str
+    prompt_ids: list[int]
+    new_ids: list[int]
+    tokens: list[str]
+    probs: list[float]
+    note: str = ""
+    error: str = ""
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def log_prob(self) -> float:
+        """Total log-probability of the new tokens (0 for none, −inf if one has probability 0)."""
+        return sum(math.log(p) if p > 0 else -math.inf for p in self.probs)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+
+def continue_text(
+    model: nn.Module,
+    prompt: str,
+    encode: Callable[[str], list[int]],
+    decode_token: Callable[[int], str],
+    method: str = "greedy",
+    max_new_tokens: int = 20,
+    temperature: float = 1.0,
+    top_k: int = 10,
+    top_p: float = 0.9,
+    beam_width: int = 4,
+    seed: int = 0,
+) -> Continuation:
+    """Continue ``prompt`` with ``method`` (12_generation); never raises for bad input.
+
+    An empty prompt, text the vocabulary cannot encode, or a knob out of range come back as
+    ``Continuation.error``. A prompt longer than the model's context is kept whole, and the
+    ``note`` says that the model reads only its last ``context_length`` tokens.
+    """
+    settings = dict(
+        method=method,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        beam_width=beam_width,
+        seed=seed,
+    )
+    empty = Continuation(
+        prompt=prompt, prompt_ids=[], new_ids=[], tokens=[], probs=[], settings=settings
+    )
+    if not isinstance(prompt, str) or not prompt.strip():
+        empty.error = "The prompt is empty: type a few words for the model to continue."
+        return empty
+    try:
+        prompt_ids = encode(prompt)
+    except ValueError as error:
+        empty.error = f"This text cannot be encoded for this model: {error}"
+        return empty
+    if not prompt_ids:
+        empty.error = "The prompt encodes to no tokens: type a few words for the model to continue."
+        return empty
+    empty.prompt_ids = list(prompt_ids)
+    context_length = getattr(getattr(model, "config", None), "context_length", None)
+    note = ""
+    if context_length is not None and len(prompt_ids) > context_length:
+        note = (
+            f"The prompt has {len(prompt_ids)} tokens but the model reads at most {context_length}: "
+            f"it continues from the last {context_length} (the rest is shown, but not seen)."
+        )
+    try:
+        new_ids = decode_with(
+            model, prompt_ids, method, max_new_tokens, temperature, top_k, top_p, beam_width, seed
+        )
+    except (ValueError, TypeError) as error:
+        empty.error = f"Cannot generate with these settings: {error}"
+        return empty
+    probs = continuation_log_probs(model, prompt_ids, new_ids).exp().tolist() if new_ids else []
+    return Continuation(
+        prompt=prompt,
+        prompt_ids=list(prompt_ids),
+        new_ids=new_ids,
+        tokens=[decode_token(i) for i in new_ids],
+        probs=probs,
+        note=note,
+        settings=settings,
+    )
+
+
+def probability_colour(p: float) -> str:
+    """The background colour of a token with probability ``p``: red at 0.001 or less, yellow
+    around 0.03, green at 1. The scale is logarithmic because a small model gives most tokens
+    well under 0.5; the colours are lightened so black text stays readable on them."""
+    position = (math.log10(min(max(float(p), 1e-3), 1.0)) + 3.0) / 3.0  # 0.001 -> 0, 1 -> 1
+    r, g, b, _ = colormaps[COLOURMAP](position)
+    return to_hex((0.55 * r + 0.45, 0.55 * g + 0.45, 0.55 * b + 0.45))
+
+
+def _visible(text: str) -> str:
+    escaped = html.escape(text)
+    return escaped.replace("\n", "↵<br>").replace("\t", "⇥")
+
+
+def continuation_html(result: Continuation) -> str:
+    """An HTML block: the prompt in grey, then each new token on a background coloured by its
+    probability (hover for the number), the total log-probability, and any note or error."""
+    parts = ["<div style='font-family: monospace; line-height: 1.9'>"]
+    if result.error:
+        parts.append(f"<b style='color:#b00'>{html.escape(result.error)}</b>")
+        parts.append("</div>")
+        return "".join(parts)
+    parts.append(f"<span style='color:#777'>{_visible(result.prompt)}</span>")
+    for token, p in zip(result.tokens, result.probs):
+        parts.append(
+            f"<span title='p = {p:.3f}' style='background:{probability_colour(p)}; "
+            f"color:black; border-radius:3px; padding:1px 1px'>{_visible(token)}</span>"
+        )
+    parts.append("</div>")
+    legend = "".join(
+        f"<span style='background:{probability_colour(p)}; color:black; padding:0 6px'>{p:g}</span>"
+        for p in (0.001, 0.01, 0.1, 1.0)
+    )
+    parts.append(
+        f"<div style='font-size:90%'>probability of each new token: {legend} · "
+        f"{len(result.new_ids)} new tokens, total log-probability {result.log_prob:.2f}</div>"
+    )
+    if result.note:
+        parts.append(f"<div style='color:#a60'>{html.escape(result.note)}</div>")
+    return "".join(parts)
+
+
+def generation_widget(
+    model: nn.Module,
+    encode: Callable[[str], list[int]],
+    decode_token: Callable[[int], str],
+    prompt: str = "The key to a successful sale is",
+):
+    """The playground of 12_generation: a prompt box, the decoding method and its knobs; the
+    continuation appears with every token coloured by its probability. Returns the widget."""
+    import ipywidgets as widgets
+
+    text = widgets.Textarea(
+        value=prompt,
+        description="prompt",
+        continuous_update=False,
+        layout=widgets.Layout(width="95%"),
+    )
+    method = widgets.Dropdown(options=list(METHODS), value="top-k", description="method")
+    new_tokens = widgets.IntSlider(value=20, min=1, max=60, description="new tokens")
+    temperature = widgets.FloatSlider(
+        value=0.8, min=0.05, max=2.0, step=0.05, description="temperature"
+    )
+    top_k = widgets.IntSlider(value=10, min=1, max=100, description="top-k")
+    top_p = widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p")
+    beam = widgets.IntSlider(value=4, min=1, max=10, description="beam width")
+    seed = widgets.IntSlider(value=0, min=0, max=99, description="seed")
+    shown = widgets.HTML()
+
+    def show(prompt, method, max_new_tokens, temperature, top_k, top_p, beam_width, seed):
+        result = continue_text(
+            model,
+            prompt,
+            encode,
+            decode_token,
+            method,
+            max_new_tokens,
+            temperature,
+            top_k,
+            top_p,
+            beam_width,
+            seed,
+        )
+        shown.value = continuation_html(result)
+
+    out = widgets.interactive_output(
+        show,
+        {
+            "prompt": text,
+            "method": method,
+            "max_new_tokens": new_tokens,
+            "temperature": temperature,
+            "top_k": top_k,
+            "top_p": top_p,
+            "beam_width": beam,
+            "seed": seed,
+        },
+    )
+    knobs = widgets.VBox(
+        [widgets.HBox([method, new_tokens, seed]), widgets.HBox([temperature, top_k, top_p, beam])]
+    )
+    return widgets.VBox([text, knobs, shown, out])

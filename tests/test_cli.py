@@ -1,0 +1,137 @@
+"""The command line: a tiny training run, resuming it, generating from it, help and bad arguments."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+
+import pytest
+import torch
+
+from transformer_course.__main__ import build_parser, main
+from transformer_course.checkpoint import load_checkpoint
+
+TEXT = (
+    "The salesperson listens to the customer. The customer explains the need, and the salesperson "
+    "asks a question about the need. Good questions build trust, and trust builds sales. "
+) * 20
+
+TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-length", "8", "--batch-size", "4",
+        "--eval-interval", "0", "--checkpoint-interval", "0", "--no-progress", "--device", "cpu"]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models run fastest on one thread; several threads spin-wait for each other when
+    other processes (pytest-xdist workers, notebooks) share the cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    return str(path)
+
+
+def run_train(text_file, checkpoint, *extra):
+    return main(["train", "--text", text_file, "--checkpoint", str(checkpoint), *TINY, *extra])
+
+
+def test_train_resume_and_generate(tmp_path, text_file, capsys):
+    checkpoint = tmp_path / "gpt.pt"
+    assert run_train(text_file, checkpoint, "--steps", "3") == 0
+    out = capsys.readouterr().out
+    assert "validation loss" in out and "parameters" in out
+    saved = load_checkpoint(checkpoint)
+    assert saved["step"] == 3 and saved["world_size"] == 1
+    assert saved["train_config"]["batch_size"] == 4 and saved["model_config"]["d_model"] == 16
+    assert saved["vocabulary"] == sorted(set(saved["vocabulary"])) and len(saved["vocabulary"]) < 60
+
+    assert run_train(text_file, checkpoint, "--steps", "5") == 0
+    assert "resuming from" in capsys.readouterr().out
+    assert load_checkpoint(checkpoint)["step"] == 5
+    assert len(load_checkpoint(checkpoint)["history"]["train_loss"]) == 5
+
+    assert main(["generate", "The customer", "--checkpoint", str(checkpoint), "--max-new-tokens", "4",
+                 "--temperature", "0", "--device", "cpu"]) == 0  # fmt: skip
+    first = capsys.readouterr().out
+    assert first.startswith("The customer") and len(first.strip()) > len("The customer")
+    assert main(["generate", "The customer", "--checkpoint", str(checkpoint), "--max-new-tokens", "4",
+                 "--temperature", "0", "--device", "cpu"]) == 0  # fmt: skip
+    assert capsys.readouterr().out == first, "greedy decoding is deterministic"
+
+
+def test_changed_model_options_do_not_silently_resume(tmp_path, text_file, capsys):
+    checkpoint = tmp_path / "gpt.pt"
+    assert run_train(text_file, checkpoint, "--steps", "2") == 0
+    capsys.readouterr()
+    assert run_train(text_file, checkpoint, "--steps", "3", "--n-layers", "2") == 2
+    err = capsys.readouterr().err
+    assert "n_layers: checkpoint 1, model 2" in err and "new checkpoint path" in err
+    assert run_train(text_file, checkpoint, "--steps", "3", "--n-layers", "2", "--fresh") == 0
+    assert load_checkpoint(checkpoint)["model_config"]["n_layers"] == 2
+
+
+def test_generate_errors(tmp_path, text_file, capsys):
+    assert main(["generate", "hello", "--checkpoint", str(tmp_path / "missing.pt")]) == 2
+    assert "no checkpoint at" in capsys.readouterr().err
+    checkpoint = tmp_path / "gpt.pt"
+    assert run_train(text_file, checkpoint, "--steps", "1") == 0
+    capsys.readouterr()
+    assert main(["generate", "", "--checkpoint", str(checkpoint)]) == 2
+    assert "prompt is empty" in capsys.readouterr().err
+    assert main(["generate", "Quantum chromodynamics", "--checkpoint", str(checkpoint)]) == 2
+    assert "compact vocabulary does not know" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--steps", "0"], "must be at least 1"),
+        (["train", "--lr", "fast"], "expected a number"),
+        (["train", "--vocab", "tiny"], "invalid choice"),
+        (["generate"], "required: prompt"),
+        (["fly"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_with_a_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_model_shape_is_explained(tmp_path, text_file, capsys):
+    assert run_train(text_file, tmp_path / "m.pt", "--steps", "1", "--n-heads", "3") == 2
+    assert "n_heads (3) must divide d_model (16)" in capsys.readouterr().err
+
+
+def test_every_option_is_explained():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(commands.choices) == {"train", "generate"}
+    for name, sub in commands.choices.items():
+        text = sub.format_help()
+        for action in sub._actions:
+            assert action.help and action.help != argparse.SUPPRESS, (
+                f"{name} {action.option_strings} has no help"
+            )
+            for option in action.option_strings:
+                assert option in text
+
+
+def test_module_entry_point(monkeypatch, capsys):
+    """``python -m transformer_course`` runs ``main`` (run in-process: a subprocess would pay
+    PyTorch's import again)."""
+    monkeypatch.setattr(sys, "argv", ["transformer_course", "train", "--help"])
+    monkeypatch.delitem(sys.modules, "transformer_course.__main__", raising=False)  # as a fresh `python -m`
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_module("transformer_course", run_name="__main__")
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--checkpoint" in out and "torchrun" in out

@@ -1,0 +1,119 @@
+"""Multi-process training: two CPU processes (gloo) end with identical weights, equal to one
+process training on both processes' batches at once (DDP averages the gradients)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from torch import distributed as dist
+
+from transformer_course import data
+from transformer_course.checkpoint import load_checkpoint
+from transformer_course.model import GPT, GPTConfig
+from transformer_course.train import TrainConfig, lr_at, make_optimizer, train
+
+STEPS, BATCH, CONTEXT, VOCAB = 4, 3, 8, 24
+
+pytestmark = pytest.mark.skipif(
+    not dist.is_available(), reason="this PyTorch build has no torch.distributed"
+)
+
+
+def tiny() -> GPT:
+    torch.manual_seed(0)
+    return GPT(
+        GPTConfig(
+            vocab_size=VOCAB, context_length=CONTEXT, d_model=16, n_heads=2, n_layers=1, dropout=0.0
+        )
+    )
+
+
+def streams() -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.randint(0, VOCAB, (300,), generator=torch.Generator().manual_seed(0))
+    return ids[:250], ids[250:]
+
+
+def config() -> TrainConfig:
+    return TrainConfig(
+        steps=STEPS, batch_size=BATCH, context_length=CONTEXT, lr=1e-2, warmup=1, grad_clip=None,
+        eval_interval=2, progress=False, device="cpu",
+    )  # fmt: skip
+
+
+def worker(rank: int, world: int, store: str, out: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+    try:
+        model = tiny()
+        if rank == 1:  # a different start on purpose: DDP must broadcast rank 0's weights
+            torch.nn.init.normal_(model.lm_head.weight)
+        train_ids, val_ids = streams()
+        history = train(model, train_ids, val_ids, config())
+        torch.save(
+            {"state": model.state_dict(), "history": history.as_dict()}, f"{out}/rank{rank}.pt"
+        )
+    finally:
+        dist.destroy_process_group()
+
+
+def test_two_cpu_processes_end_identical(tmp_path):
+    mp.spawn(worker, args=(2, str(tmp_path / "store"), str(tmp_path)), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
+    for name, tensor in ranks[0]["state"].items():
+        assert torch.equal(tensor, ranks[1]["state"][name]), f"{name} differs between the ranks"
+    first, second = (r["history"] for r in ranks)
+    assert first["train_loss"] != second["train_loss"], "each process trains on its own batches"
+    assert first["val_loss"] == second["val_loss"] and first["val_step"] == [2, 4]
+    assert first["tokens"] == STEPS * BATCH * CONTEXT * 2
+
+    # The same result from one process that sees both processes' batches in every step.
+    model = tiny()
+    optimizer = make_optimizer(model, lr=1e-2)
+    train_ids, _ = streams()
+    generators = [
+        torch.Generator().manual_seed(r) for r in range(2)
+    ]  # train() seeds rank r with seed + r
+    for step in range(STEPS):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, steps=STEPS, lr=1e-2, warmup=1, min_lr=1e-3)
+        batches = [data.get_batch(train_ids, BATCH, CONTEXT, generator=g) for g in generators]
+        x = torch.cat([b[0] for b in batches])  # (2B, T)
+        y = torch.cat([b[1] for b in batches])  # (2B, T)
+        _, loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    for name, tensor in model.state_dict().items():
+        if name.endswith("k_proj.bias"):
+            # Its true gradient is zero (a key bias shifts a query's scores by a constant, which
+            # softmax ignores); Adam blows the rounding noise up into lr-sized steps.
+            continue
+        torch.testing.assert_close(tensor, ranks[0]["state"][name], rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.skipif(shutil.which("torchrun") is None and not Path(sys.executable).with_name("torchrun").exists(),
+                    reason="torchrun is not installed")  # fmt: skip
+def test_torchrun_command_line(tmp_path):
+    text = tmp_path / "tiny.txt"
+    text.write_text("Ask the customer what they need, then listen. " * 40, encoding="utf-8")
+    checkpoint = tmp_path / "ddp.pt"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "transformer_course", "train", "--text", str(text), "--checkpoint", str(checkpoint),
+         "--steps", "3", "--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-length", "8",
+         "--batch-size", "2", "--eval-interval", "0", "--no-progress", "--device", "cpu"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "2 processes on cpu" in result.stdout
+    assert result.stdout.count("validation loss") == 1, "only rank 0 prints"
+    saved = load_checkpoint(checkpoint)
+    assert saved["step"] == 3 and saved["world_size"] == 2 and len(saved["rng"]) == 2
