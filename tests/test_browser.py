@@ -72,6 +72,10 @@ INVISIBLE_KNOBS: dict[str, dict[str, str]] = {}
 RUN_TIMEOUT_S = 600
 VIEWPORT = {"width": 1280, "height": 1000}
 SENTENCE = "Transformers read tokens, not words: tokenization matters!"
+#: What the learner types where a widget only knows the corpus's tokens (12's compact vocabulary).
+TYPED = {"12_generation": "The customer"}
+#: Notebooks whose text widget colours the typed text itself (so every typed word must show).
+TOKEN_COLOURING = {"01_tokenization"}
 
 
 def _notebooks() -> list[Path]:
@@ -396,7 +400,9 @@ class Learner:
                 const displays = [...w.querySelectorAll('.widget-output, .widget-html-content')];
                 return {
                     images: [...w.querySelectorAll('img')].map(i => i.getAttribute('src') || ''),
-                    html: displays.map(d => d.innerHTML).join('\\n<!--display-->\\n'),
+                    // clear_output(wait=True) leaves an empty style="" behind: not a change
+                    html: displays.map(d => d.innerHTML.replaceAll(' style=""', ''))
+                        .join('\\n<!--display-->\\n'),
                     text: displays.map(d => d.innerText).join('\\n'),
                 };
             }"""
@@ -415,6 +421,14 @@ class Learner:
                     return now
             self.page.wait_for_timeout(250)
         return self.shown(widget)
+
+    def wait_for_same(self, widget, target: dict, timeout_s: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout_s
+        now = self.shown(widget)
+        while now["html"] != target["html"] and time.monotonic() < deadline:
+            self.page.wait_for_timeout(250)
+            now = self.shown(widget)
+        return now
 
     def controls(self, widget) -> list[tuple[str, object]]:
         found: list[tuple[str, object]] = []
@@ -493,12 +507,14 @@ class Learner:
                 if "mod-active" not in c
             ][:2]
 
+        typed = TYPED.get(self.name, SENTENCE)
+
         def type_sentence():
             control.fill("")
-            control.type(SENTENCE, delay=5)
+            control.type(typed, delay=5)
             control.press("Tab")  # Text(area) widgets with continuous_update=False update on blur
 
-        return [(f"typed {SENTENCE!r}", type_sentence)]
+        return [(f"typed {typed!r}", type_sentence)]
 
     def remember(self, kind: str, control):
         """A function that puts the knob back where it is now."""
@@ -537,6 +553,9 @@ class Learner:
             widget.scroll_into_view_if_needed()
             widget.screenshot(path=str(self.shots / f"widget{w + 1}-before.png"))
             controls = self.controls(widget)
+            if not controls and widget.locator(".widget-hprogress, .widget-progress").count():
+                self.notes.append(f"widget {w + 1}: a progress bar")
+                continue
             if not controls:
                 failures.append(f"widget {w + 1} has no knob a learner can turn")
             for kind, control in controls:
@@ -590,7 +609,7 @@ class Learner:
                 # Back to the first state, so the next knob starts from it; a widget shows a
                 # pure function of its knobs, so it must look exactly as before.
                 undo()
-                restored = self.wait_for_change(widget, after, timeout_s=20)
+                restored = self.wait_for_same(widget, before)
                 if restored["html"] != before["html"]:
                     problems.append(
                         f"widget {index}: putting {kind} '{label}' back did not restore the display"
@@ -604,19 +623,18 @@ class Learner:
         return [f"widget {index}: {kind} '{label}' changed nothing it shows ({'; '.join(tried)})"]
 
     def check_coloured_tokens(self, widget, index: int) -> list[str]:
-        """After typing: coloured token spans appear, and together they spell the sentence."""
+        """After typing: coloured token spans appear (in 01 they spell every typed word)."""
         spans = widget.evaluate(
             """w => [...w.querySelectorAll('.widget-html-content span[style*="background"]')]
                    .map(s => (s.childNodes[0] && s.childNodes[0].textContent) || '')"""
         )
+        self.notes.append(f"widget {index}: {len(spans)} coloured tokens after typing")
         if not spans:
             return [f"widget {index}: typed text but no coloured token appeared"]
-        shown = "".join(spans).replace("\u2423", " ").replace("\u00b7", " ")
-        words = [w for w in re.findall(r"[A-Za-z]+", SENTENCE)]
-        missing = [
-            w for w in words if w not in re.sub(r"\s+", " ", shown) and w not in "".join(spans)
-        ]
-        self.notes.append(f"widget {index}: {len(spans)} coloured tokens after typing")
+        if self.name not in TOKEN_COLOURING:
+            return []
+        shown = "".join(spans)
+        missing = [w for w in re.findall(r"[A-Za-z]+", SENTENCE) if w not in shown]
         return (
             [f"widget {index}: typed words missing from the coloured tokens: {missing}"]
             if missing

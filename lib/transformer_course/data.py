@@ -152,8 +152,9 @@ def _as_id_tensor(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch
 def train_val_split(
     ids: Sequence[int] | torch.Tensor, train_fraction: float = 0.9
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Split a token stream into its first ``train_fraction`` and the rest (no shuffling:
-    the validation text is text the model never saw, not a sample of the same pages)."""
+    """Split a token stream ``ids`` [N] into its first ``train_fraction`` and the rest,
+    ``([N_train], [N_val])`` (no shuffling: the validation text is text the model never
+    saw, not a sample of the same pages)."""
     if not 0.0 < train_fraction < 1.0:
         raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
     tensor = _as_id_tensor(ids)

@@ -45,6 +45,9 @@ def course_batch(
 ) -> CourseBatch:
     """Sample the seeded batch, embed it with a seeded table and add the positional encoding.
 
+    Shapes: ``x``, ``y`` [B, T]; table [V, C] with V = max corpus id + 1; ``positional``
+    [T, C]; ``embedded`` and ``inputs`` [B, T, C] (defaults B=4, T=16, C=64).
+
     The same arguments give the same tensors on every machine: the batch uses a
     generator seeded with ``seed`` and the table is initialised under ``seed``.
     """

@@ -54,7 +54,7 @@ class LayerNorm(nn.Module):
     y = (x − mean(x)) / sqrt(var(x) + eps) · weight + bias,
 
     with the biased variance (divide by d), as in seed 004 and ``torch.nn.LayerNorm``
-    (see :func:`layer_norm` for the formula as code). Input [..., d] -> output [..., d].
+    (see :func:`layer_norm` for the formula as code). Input [..., C] -> output [..., C], C = d.
     """
 
     def __init__(self, d: int, eps: float = 1e-5) -> None:

@@ -342,7 +342,8 @@ def cosine_matrix(vectors: torch.Tensor) -> torch.Tensor:
 
 
 def nearest(vectors: torch.Tensor, vocab: Vocabulary, word: str, k: int = 5) -> list[tuple[str, float]]:
-    """The ``k`` words whose vectors point most nearly the same way as ``word``'s (cosine), best first."""
+    """The ``k`` words whose vectors (``vectors`` [V, E]) point most nearly the same way as
+    ``word``'s (cosine similarity), best first, as ``(word, similarity)`` pairs."""
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k < len(vocab):
         raise ValueError(f"k must be an int between 1 and {len(vocab) - 1}, got {k!r}")
     query = F.normalize(vectors[vocab.id(word)], dim=-1)  # (d,)

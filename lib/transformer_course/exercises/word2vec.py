@@ -38,7 +38,8 @@ def check_one_hot_cosine(answer: object) -> Feedback:
 
 
 def check_nearest(answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str) -> Feedback:
-    """Which word's vector has the highest cosine similarity with ``word``'s (itself excluded)?"""
+    """Which word's vector (a row of ``vectors`` [V, E]) has the highest cosine similarity with
+    ``word``'s, itself excluded?"""
     if unanswered(answer):
         return report(False, "", "replace the `...` with a word (a str).", answered=False)
     expected = w2v.nearest(vectors, vocab, word, k=1)[0][0]

@@ -165,7 +165,8 @@ def attention_map_figure(
         if c == 0:
             ax.set_yticklabels(rows)
             ax.set_ylabel("query (attending)", fontsize=8)
-    colorbar_axes = fig.add_axes(((width - 0.85) / width, bottom / height, 0.15 / width, nrows * panel / height * 0.9))
+    grid_height = nrows * panel + (nrows - 1) * (gap + 0.15)
+    colorbar_axes = fig.add_axes(((width - 0.85) / width, bottom / height, 0.15 / width, grid_height / height))
     fig.colorbar(image, cax=colorbar_axes, label="attention weight")
     if title:
         fig.suptitle(title)

@@ -1,0 +1,244 @@
+"""Exercises of the attention steps: 04_qkv, 05_scale, 06_mask, 07_softmax, 08_v_attention."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import Feedback, check_value, report, unanswered
+
+_NOT_ANSWERED = "replace the `...` with your answer and run the cell again."
+
+
+def _as_float(answer: object) -> object:
+    # Learners may answer with a 0-d tensor; compare it as a number.
+    item = getattr(answer, "item", None)
+    return item() if callable(item) and getattr(answer, "numel", lambda: 1)() == 1 else answer
+
+
+def _as_shape(answer: object) -> object:
+    if isinstance(answer, torch.Size):
+        return tuple(answer)
+    if isinstance(answer, list):
+        return tuple(answer)
+    return answer
+
+
+def _check_tensor(
+    answer: object, expected: torch.Tensor, success: str, hint: str, *, atol: float = 1e-4
+) -> Feedback:
+    if unanswered(answer):
+        return report(False, success, _NOT_ANSWERED, answered=False)
+    if not isinstance(answer, torch.Tensor):
+        return report(
+            False, success, f"answer with a torch.Tensor, got {type(answer).__name__}. {hint}"
+        )
+    if tuple(answer.shape) != tuple(expected.shape):
+        return report(
+            False,
+            success,
+            f"expected shape {tuple(expected.shape)}, got {tuple(answer.shape)}. {hint}",
+        )
+    if expected.dtype == torch.bool or answer.dtype == torch.bool:
+        ok = answer.dtype == expected.dtype and bool(torch.equal(answer, expected))
+    else:
+        got = answer.detach().to(torch.float64)
+        want = expected.detach().to(torch.float64)
+        ok = bool(torch.allclose(got, want, atol=atol, rtol=1e-4, equal_nan=False)) and bool(
+            torch.equal(torch.isinf(got), torch.isinf(want))
+        )
+    return report(ok, success, hint)
+
+
+# ---- 04_qkv -------------------------------------------------------------------------------
+
+
+def check_split_shape(answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8) -> Feedback:
+    """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
+    expected = (B, H, T, C // H)
+    return check_value(
+        _as_shape(answer),
+        expected,
+        f"({B}, {T}, {C}) → ({B}, {T}, {H}, {C // H}) → {expected}: D = {C} / {H} = {C // H}.",
+        "the head axis moves in front of time: (B, T, C) → (B, T, H, D) → (B, H, T, D) with D = C // H.",
+    )
+
+
+def check_head_of_column(
+    answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4
+) -> Feedback:
+    """Which head receives column ``column`` of Q after the split."""
+    D = d_model // n_heads
+    expected = column // D
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"each head owns a block of D = {D} consecutive columns, so column {column} belongs to head "
+        f"{column} // {D} = {expected}.",
+        f"head h gets columns h·D … (h+1)·D − 1, with D = d_model // n_heads = {D}.",
+    )
+
+
+def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
+    """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
+    expected = 3 * (d_model * d_model + d_model)
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"3 × ({d_model}·{d_model} weights + {d_model} biases) = {expected}; the number of heads does not change it.",
+        "each of the three maps is a d_model × d_model matrix plus a bias of d_model numbers; "
+        "splitting into heads adds no parameters.",
+    )
+
+
+# ---- 05_scale -----------------------------------------------------------------------------
+
+
+def check_scale_factor(answer: object, d_model: int = 64, n_heads: int = 4) -> Feedback:
+    """The factor the scores of one head are multiplied by: 1 / √(d_model / n_heads)."""
+    d_k = d_model // n_heads
+    expected = 1 / math.sqrt(d_k)
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"each head works in d_k = {d_model} / {n_heads} = {d_k} dimensions, so the factor is 1/√{d_k} = {expected:g}.",
+        "d_k is the size of one head (d_model // n_heads), not d_model; the factor is 1 / √d_k.",
+        tolerance=1e-6,
+    )
+
+
+def check_score_variance(answer: object, d_k: int = 256) -> Feedback:
+    """The variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
+    return check_value(
+        _as_float(answer),
+        d_k,
+        f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k}; "
+        f"dividing by √{d_k} brings it back to 1.",
+        "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up.",
+        tolerance=1e-6,
+    )
+
+
+def check_scaled_std(answer: object, d_k: int = 256) -> Feedback:
+    """The standard deviation of q·k / √d_k for the same random vectors."""
+    return check_value(
+        _as_float(answer),
+        1.0,
+        "Var(q·k / √d_k) = d_k / d_k = 1, so the standard deviation is 1 whatever d_k is.",
+        f"dividing by √{d_k} divides the variance ({d_k}) by {d_k}.",
+        tolerance=1e-6,
+    )
+
+
+# ---- 06_mask ------------------------------------------------------------------------------
+
+
+def check_causal_mask(answer: object, T: int = 5) -> Feedback:
+    """A boolean [T, T] mask, True where query i may attend to key j (j ≤ i)."""
+    expected = torch.ones(T, T, dtype=torch.bool).tril()
+    return _check_tensor(
+        answer,
+        expected,
+        f"the lower triangle (diagonal included) of a {T} × {T} matrix: each query sees itself and the past.",
+        "build a bool tensor with torch.ones(T, T, dtype=torch.bool) and keep its lower triangle (.tril()); "
+        "True means 'may attend'.",
+    )
+
+
+def check_visible_keys(answer: object, query: int = 5) -> Feedback:
+    """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
+    return check_value(
+        _as_float(answer),
+        query + 1,
+        f"positions 0 … {query}: {query + 1} keys (itself included).",
+        "a query sees every earlier position and itself, and positions start at 0.",
+    )
+
+
+def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
+    """The fraction of the T × T scores that the causal mask sets to −inf."""
+    expected = (T * (T - 1) / 2) / (T * T)
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"the strict upper triangle holds T(T−1)/2 = {T * (T - 1) // 2} of {T * T} entries: {expected:.5f}.",
+        "count the entries strictly above the diagonal and divide by T².",
+        tolerance=1e-4,
+    )
+
+
+# ---- 07_softmax ---------------------------------------------------------------------------
+
+
+def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Feedback:
+    """softmax of one row of scores (default ``[2, 1, 0, -inf]``)."""
+    if scores is None:
+        scores = torch.tensor([2.0, 1.0, 0.0, float("-inf")])
+    expected = torch.softmax(scores.double(), dim=-1)
+    return _check_tensor(
+        answer,
+        expected,
+        f"exp(s − max) / Σ exp(s − max) = {[round(v, 4) for v in expected.tolist()]}; the −inf entry gets exactly 0.",
+        "subtract the row max, exponentiate (exp(−inf) = 0) and divide by the sum of the row.",
+    )
+
+
+def check_uniform_entropy(answer: object, n: int = 16) -> Feedback:
+    """The entropy (nats) of a row that spreads its weight evenly over ``n`` keys."""
+    expected = math.log(n)
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"−Σ (1/{n}) log(1/{n}) = log {n} ≈ {expected:.4f} nats, the largest entropy {n} keys allow.",
+        "every weight is 1/n, so the entropy is −n · (1/n) · log(1/n).",
+        tolerance=1e-4,
+    )
+
+
+def check_temperature_limit(answer: object) -> Feedback:
+    """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
+    return check_value(
+        _as_float(answer),
+        1,
+        "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all.",
+        "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index.",
+    )
+
+
+# ---- 08_v_attention -----------------------------------------------------------------------
+
+
+def check_mha_params(answer: object, d_model: int = 64) -> Feedback:
+    """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (any n_heads)."""
+    expected = 4 * (d_model * d_model + d_model)
+    return check_value(
+        _as_float(answer),
+        expected,
+        f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}.",
+        "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
+    )
+
+
+def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
+    """The output of one head: ``weights`` [T, T] @ ``v`` [T, D]."""
+    expected = weights @ v  # (T, T) @ (T, D) -> (T, D)
+    return _check_tensor(
+        answer,
+        expected,
+        f"row i is the weighted average Σ_j w_ij v_j: a {tuple(expected.shape)} tensor.",
+        "multiply the weight matrix by V (weights @ v), rows of weights against the rows of V.",
+    )
+
+
+def check_merged_shape(
+    answer: object, B: int = 4, H: int = 4, T: int = 16, D: int = 16
+) -> Feedback:
+    """The shape of merge_heads on a [B, H, T, D] tensor."""
+    expected = (B, T, H * D)
+    return check_value(
+        _as_shape(answer),
+        expected,
+        f"(B, H, T, D) → (B, T, H, D) → (B, T, H·D) = {expected}.",
+        "move the head axis back behind time and glue the heads' columns side by side.",
+    )

@@ -1,0 +1,115 @@
+"""The √d_k explorer of 05_scale: how the head size d_k spreads the scores q·k and saturates softmax.
+
+:func:`score_sample` draws random unit-variance queries and keys and returns their scores,
+:func:`score_statistics` summarises them (variance, largest weight, entropy), and
+:func:`scale_view` draws the score histogram and the softmax of one row; :func:`scale_widget`
+is the thin ipywidgets wrapper (a d_k slider and a "scale by 1/√d_k" checkbox).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.figure import Figure
+
+from .. import attention
+
+MAX_D_K = 4096
+
+
+def check_knobs(d_k: int, n_keys: int = 16, row: int = 0) -> str | None:
+    """A message explaining why these knob values cannot be drawn, or ``None`` when they are fine."""
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or not 1 <= d_k <= MAX_D_K:
+        return f"d_k must be an integer between 1 and {MAX_D_K} (got {d_k!r})."
+    if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 2:
+        return f"n_keys must be an integer of at least 2 (got {n_keys!r})."
+    if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < n_keys:
+        return f"row must be between 0 and n_keys − 1 = {n_keys - 1} (got {row!r})."
+    return None
+
+
+def score_sample(d_k: int, *, scaled: bool, n_keys: int = 16, seed: int = 0) -> torch.Tensor:
+    """Scores [n_keys, n_keys] of random queries and keys with unit-variance entries (05_scale).
+
+    Entry (i, j) is q_i · k_j, divided by √d_k when ``scaled``. The draw depends only on
+    ``seed``, ``d_k`` and ``n_keys``, so switching the scale on and off shows the same vectors.
+    """
+    problem = check_knobs(d_k, n_keys)
+    if problem is not None:
+        raise ValueError(problem)
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(n_keys, d_k, generator=generator)  # (T, d_k)
+    k = torch.randn(n_keys, d_k, generator=generator)  # (T, d_k)
+    scores = q @ k.T  # (T, d_k) @ (d_k, T) -> (T, T)
+    return scores / math.sqrt(d_k) if scaled else scores  # (T, T)
+
+
+def entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Entropy −Σ p log p (nats) of each row of ``weights`` [..., S]; 0 · log 0 counts as 0."""
+    logs = torch.where(weights > 0, weights.log(), torch.zeros_like(weights))  # (..., S)
+    return -(weights * logs).sum(dim=-1)  # (...)
+
+
+def score_statistics(
+    d_k: int, *, scaled: bool, n_keys: int = 16, seed: int = 0
+) -> dict[str, float]:
+    """Variance of the scores, the mean largest softmax weight of a row and the mean row entropy."""
+    scores = score_sample(d_k, scaled=scaled, n_keys=n_keys, seed=seed)  # (T, T)
+    weights = attention.softmax(scores)  # (T, T)
+    return {
+        "score variance": float(scores.var()),
+        "mean max weight": float(weights.amax(dim=-1).mean()),
+        "mean entropy": float(entropy(weights).mean()),
+        "uniform entropy": math.log(n_keys),
+    }
+
+
+def scale_view(
+    d_k: int = 16, scaled: bool = True, row: int = 0, n_keys: int = 16, seed: int = 0
+) -> Figure | str:
+    """Left: histogram of the scores; right: the softmax weights of one row. A message for bad knobs."""
+    problem = check_knobs(d_k, n_keys, row)
+    if problem is not None:
+        return problem
+    scores = score_sample(d_k, scaled=scaled, n_keys=n_keys, seed=seed)  # (T, T)
+    weights = attention.softmax(scores)  # (T, T)
+    stats = score_statistics(d_k, scaled=scaled, n_keys=n_keys, seed=seed)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    left.hist(scores.flatten().numpy(), bins=30, color="tab:blue")
+    label = "q·k / √d_k" if scaled else "q·k (unscaled)"
+    left.set_title(f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}")
+    left.set_xlabel("score")
+    left.set_ylabel("count")
+    right.bar(range(n_keys), weights[row].numpy(), color="tab:orange")
+    right.set_ylim(0, 1)
+    right.set_title(
+        f"softmax of row {row}: max {weights[row].max():.2f}, entropy {entropy(weights[row]):.2f} "
+        f"(uniform {math.log(n_keys):.2f})",
+        fontsize=9,
+    )
+    right.set_xlabel("key")
+    right.set_ylabel("weight")
+    return fig
+
+
+def scale_widget(d_k: int = 16, n_keys: int = 16):
+    """A d_k slider, a scale checkbox and a row slider over :func:`scale_view` (05_scale)."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    size = widgets.IntSlider(value=d_k, min=1, max=1024, description="d_k")
+    scaled = widgets.Checkbox(value=True, description="scale by 1/√d_k")
+    row = widgets.IntSlider(value=0, min=0, max=n_keys - 1, description="row")
+
+    def draw(d_k: int, scaled: bool, row: int) -> None:
+        result = scale_view(d_k, scaled, row, n_keys=n_keys)
+        if isinstance(result, str):
+            print(result)
+        else:
+            display(result)
+            plt.close(result)
+
+    out = widgets.interactive_output(draw, {"d_k": size, "scaled": scaled, "row": row})
+    return widgets.VBox([widgets.HBox([size, scaled, row]), out])
