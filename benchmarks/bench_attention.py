@@ -11,11 +11,12 @@ One run prints three tables (a benchmark, not a test: nothing here fails):
    ``is_causal=True``; forward alone and forward + backward; as time ratios ours / PyTorch's.
 2. **module** — ``MultiHeadAttention`` on its fused path (the default), on its by-hand path
    (``return_weights=True``) and ``torch.nn.MultiheadAttention`` with the same weights.
-3. **explorer** — one redraw of the attention-map explorer of 08_v_attention: recompute the
-   weights for the knobs, build the figure, render it to PNG as Jupyter's inline backend does,
-   and build the table; for one head and for the grid of all heads.
+3. **explorer** — one redraw of the attention-map explorer of 08_v_attention, for one head and
+   for the grid of all heads: the old way (new figure per knob change, PNG as Jupyter's inline
+   backend makes it, table) against ``AttentionExplorer.update`` (cached weights, one figure
+   updated in place with ``set_data``/``set_clim``) + ``figure_png``; and the HTML view.
 
-Sizes: the course's (B=4, T=16, C=64, H=4, so D=16) and a larger one (B=8, T=512, C=512, H=8,
+Sizes: the course's (B=4, T=16, C=64, H=4, so D=16) and a larger one (B=8, T=256, C=512, H=8,
 D=64; with ``--device cuda`` also B=16, T=1024, C=1024, H=16). Timings are medians over
 interleaved rounds, so load that drifts during the run treats both sides alike.
 """
@@ -23,7 +24,6 @@ interleaved rounds, so load that drifts during the run treats both sides alike.
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import time
 from collections.abc import Callable
@@ -56,7 +56,7 @@ class Size:
 
 
 COURSE = Size("course", 4, 16, 64, 4)
-LARGER = Size("larger", 8, 512, 512, 8)
+LARGER = Size("larger", 8, 256, 512, 8)
 LARGEST = Size("largest", 16, 1024, 1024, 16)
 
 
@@ -199,8 +199,17 @@ def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: flo
     return rows
 
 
+class _Sink:
+    """A write-only file that keeps nothing (the PNG bytes are not needed, only their cost)."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
 def bench_explorer(repeats: int) -> list[str]:
-    """One explorer redraw on the course's batch: weights for the knobs, figure, PNG, table."""
+    """One explorer redraw on the course's batch, as the widget does it (weights for the knobs,
+    HTML heatmaps, HTML table), and the same view as a matplotlib figure rendered to PNG (what
+    the static cells and a matplotlib-based widget would pay)."""
     from transformer_course import embedding
 
     batch = embedding.course_batch(seed=0)
@@ -209,31 +218,39 @@ def bench_explorer(repeats: int) -> list[str]:
     with torch.no_grad():
         q = attention.split_heads(module.q_proj(batch.inputs), 4)  # (B, H, T, D)
         k = attention.split_heads(module.k_proj(batch.inputs), 4)  # (B, H, T, D)
+    state = explorer.AttentionExplorer(q, k, batch.tokens)  # the in-place matplotlib view
     rows = []
     for head in (0, None):
-        parts: dict[str, list[float]] = {"weights": [], "figure": [], "png": [], "table": []}
+        names = ("weights", "html", "table", "figure", "png", "inplace")
+        parts: dict[str, list[float]] = {name: [] for name in names}
         for i in range(repeats + 1):
             row, causal, scaled = i % 4, i % 2 == 0, i % 3 != 0  # turn the knobs between redraws
             t0 = time.perf_counter()
             weights = explorer.weights_from_qk(q[row], k[row], causal=causal, scaled=scaled)
             t1 = time.perf_counter()
-            fig = explorer.attention_map_figure(weights, batch.tokens[row], head=head)
+            explorer.attention_map_html(weights, batch.tokens[row], head=head)
             t2 = time.perf_counter()
-            fig.savefig(io.BytesIO(), format="png")  # what the inline backend does to show it
-            plt.close(fig)
+            explorer.attention_row_table(weights, batch.tokens[row], query=15, head=head).to_html()
             t3 = time.perf_counter()
-            explorer.attention_row_table(weights, batch.tokens[row], query=15, head=head)
+            fig = explorer.attention_map_figure(weights, batch.tokens[row], head=head)
             t4 = time.perf_counter()
+            fig.savefig(_Sink(), format="png", bbox_inches="tight")  # as the inline backend shows it
+            plt.close(fig)
+            t5 = time.perf_counter()
+            frame = state.update(row, head, causal, scaled, 15)
+            explorer.figure_png(frame.figure)
+            t6 = time.perf_counter()
             if i == 0:
-                continue  # the first redraw pays for font caches
-            for name, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                continue  # the first redraw pays for imports, font caches and the view's layout
+            for name, seconds in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
                 parts[name].append(seconds)
-        medians = {name: statistics.median(values) for name, values in parts.items()}
-        total = statistics.median([sum(values) for values in zip(*parts.values())])
+        ms = {name: statistics.median(values) * 1000 for name, values in parts.items()}
+        live = statistics.median([a + b + c for a, b, c in zip(parts["weights"], parts["html"], parts["table"])])
+        static = statistics.median([a + b + c for a, b, c in zip(parts["weights"], parts["figure"], parts["png"])])
         label = "one head" if head is not None else "all heads"
         rows.append(
-            f"{label:10s} {medians['weights'] * 1000:8.1f} {medians['figure'] * 1000:8.1f} "
-            f"{medians['png'] * 1000:8.1f} {medians['table'] * 1000:8.1f} {total * 1000:9.1f}"
+            f"{label:10s} {ms['weights']:8.1f} {ms['html']:8.1f} {ms['table']:8.1f} {live * 1000:11.1f}   "
+            f"{ms['figure']:8.1f} {ms['png']:8.1f} {static * 1000:11.1f}   {ms['inplace']:11.1f}"
         )
     return rows
 
@@ -266,8 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in bench_module(size, device, rounds, min_seconds):
             print(line)
 
-    print("\n3. attention-map explorer, one redraw on the course batch (CPU, matplotlib Agg)  [ms, medians]")
-    print("view        weights   figure      png    table     total")
+    print(f"\n3. attention-map explorer, one redraw on the course batch (CPU, Agg)  [median ms of {repeats}]")
+    print("view       from scratch  in place      HTML   scratch/in place")
     for line in bench_explorer(repeats):
         print(line)
     return 0

@@ -1,13 +1,21 @@
-"""Multi-process training: two CPU processes (gloo) end with identical weights, equal to one
-process training on both processes' batches at once (DDP averages the gradients)."""
+"""Multi-process training on the CPU (gloo).
+
+Two processes are started once (each pays PyTorch's import, so there is only one pair) and do
+two things:
+
+1. ``train()`` under an initialised process group: both ranks must end with identical weights,
+   equal to one process training on both ranks' batches at once (DDP averages the gradients);
+2. the command line as ``torchrun --nproc_per_node=2 -m transformer_course train`` runs it: the
+   same environment variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), then
+   ``main()``; rank 0 alone writes the checkpoint and prints.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+import socket
 
 import pytest
 import torch
@@ -47,9 +55,9 @@ def config() -> TrainConfig:
     )  # fmt: skip
 
 
-def worker(rank: int, world: int, store: str, out: str) -> None:
+def worker(rank: int, world: int, out: str, port: int) -> None:
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+    dist.init_process_group("gloo", init_method=f"file://{out}/store", rank=rank, world_size=world)
     try:
         model = tiny()
         if rank == 1:  # a different start on purpose: DDP must broadcast rank 0's weights
@@ -62,9 +70,36 @@ def worker(rank: int, world: int, store: str, out: str) -> None:
     finally:
         dist.destroy_process_group()
 
+    from transformer_course.__main__ import main
 
-def test_two_cpu_processes_end_identical(tmp_path):
-    mp.spawn(worker, args=(2, str(tmp_path / "store"), str(tmp_path)), nprocs=2, join=True)
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+    )  # fmt: skip
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(
+            ["train", "--text", f"{out}/tiny.txt", "--checkpoint", f"{out}/ddp.pt", "--steps", "3",
+             "--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-length", "8",
+             "--batch-size", "2", "--eval-interval", "0", "--no-progress", "--device", "cpu"]
+        )  # fmt: skip
+    with open(f"{out}/cli{rank}.txt", "w") as handle:
+        handle.write(f"{code}\n{printed.getvalue()}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_cpu_processes(tmp_path):
+    (tmp_path / "tiny.txt").write_text(
+        "Ask the customer what they need, then listen. " * 40, encoding="utf-8"
+    )
+    mp.spawn(worker, args=(2, str(tmp_path), free_port()), nprocs=2, join=True)
+
+    # 1. train(): identical replicas, each fed its own batches.
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     for name, tensor in ranks[0]["state"].items():
         assert torch.equal(tensor, ranks[1]["state"][name]), f"{name} differs between the ranks"
@@ -73,13 +108,11 @@ def test_two_cpu_processes_end_identical(tmp_path):
     assert first["val_loss"] == second["val_loss"] and first["val_step"] == [2, 4]
     assert first["tokens"] == STEPS * BATCH * CONTEXT * 2
 
-    # The same result from one process that sees both processes' batches in every step.
+    # The same weights from one process that sees both processes' batches in every step.
     model = tiny()
     optimizer = make_optimizer(model, lr=1e-2)
     train_ids, _ = streams()
-    generators = [
-        torch.Generator().manual_seed(r) for r in range(2)
-    ]  # train() seeds rank r with seed + r
+    generators = [torch.Generator().manual_seed(r) for r in range(2)]  # rank r uses seed + r
     for step in range(STEPS):
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, steps=STEPS, lr=1e-2, warmup=1, min_lr=1e-3)
@@ -97,23 +130,10 @@ def test_two_cpu_processes_end_identical(tmp_path):
             continue
         torch.testing.assert_close(tensor, ranks[0]["state"][name], rtol=1e-4, atol=1e-5, msg=name)
 
-
-@pytest.mark.skipif(shutil.which("torchrun") is None and not Path(sys.executable).with_name("torchrun").exists(),
-                    reason="torchrun is not installed")  # fmt: skip
-def test_torchrun_command_line(tmp_path):
-    text = tmp_path / "tiny.txt"
-    text.write_text("Ask the customer what they need, then listen. " * 40, encoding="utf-8")
-    checkpoint = tmp_path / "ddp.pt"
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "-m", "transformer_course", "train", "--text", str(text), "--checkpoint", str(checkpoint),
-         "--steps", "3", "--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-length", "8",
-         "--batch-size", "2", "--eval-interval", "0", "--no-progress", "--device", "cpu"],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "2 processes on cpu" in result.stdout
-    assert result.stdout.count("validation loss") == 1, "only rank 0 prints"
-    saved = load_checkpoint(checkpoint)
+    # 2. The command line under torchrun's environment.
+    outputs = [(tmp_path / f"cli{r}.txt").read_text().split("\n", 1) for r in range(2)]
+    assert [code for code, _ in outputs] == ["0", "0"]
+    assert "2 processes on cpu" in outputs[0][1] and "validation loss" in outputs[0][1]
+    assert outputs[1][1] == "", "only rank 0 prints"
+    saved = load_checkpoint(tmp_path / "ddp.pt")
     assert saved["step"] == 3 and saved["world_size"] == 2 and len(saved["rng"]) == 2

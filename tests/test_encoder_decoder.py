@@ -33,14 +33,18 @@ from transformer_course.seq2seq_tasks import (
 
 def small_model(seed: int = 0, **overrides) -> EncoderDecoder:
     torch.manual_seed(seed)
-    config = EncoderDecoderConfig(vocab_size=VOCAB_SIZE, d_model=32, n_heads=4, max_len=12, **overrides)
+    config = EncoderDecoderConfig(
+        vocab_size=VOCAB_SIZE, d_model=32, n_heads=4, max_len=12, **overrides
+    )
     return EncoderDecoder(config).eval()
 
 
 def test_task_round_trip_and_shift():
     task = ReversalTask(3, 6)
     batch = task.batch(["123", "904512"])
-    assert batch.src.shape == (2, 6) and batch.tgt_in.shape == (2, 7) and batch.tgt_out.shape == (2, 7)
+    assert (
+        batch.src.shape == (2, 6) and batch.tgt_in.shape == (2, 7) and batch.tgt_out.shape == (2, 7)
+    )
     assert batch.sources == ["123", "904512"] and batch.answers == ["321", "215409"]
     assert batch.tgt_in[0].tolist() == [BOS, *encode_digits("321"), PAD, PAD, PAD]
     assert batch.tgt_out[0].tolist() == [*encode_digits("321"), EOS, PAD, PAD, PAD]
@@ -106,7 +110,9 @@ def test_encoder_is_bidirectional_and_decoder_is_causal():
     later = tgt.clone()
     later[0, -1] = 3
     memory = model.encode(src)
-    torch.testing.assert_close(model.decode(tgt, memory, src)[:, :3], model.decode(later, memory, src)[:, :3])
+    torch.testing.assert_close(
+        model.decode(tgt, memory, src)[:, :3], model.decode(later, memory, src)[:, :3]
+    )
 
 
 def test_source_padding_does_not_change_the_answer():
@@ -125,7 +131,9 @@ def test_cross_attention_matches_torch_multihead_attention():
     mine = block.cross_attn
     ref = nn.MultiheadAttention(32, 4, batch_first=True).eval()
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([mine.q_proj.weight, mine.k_proj.weight, mine.v_proj.weight]))
+        ref.in_proj_weight.copy_(
+            torch.cat([mine.q_proj.weight, mine.k_proj.weight, mine.v_proj.weight])
+        )
         ref.in_proj_bias.copy_(torch.cat([mine.q_proj.bias, mine.k_proj.bias, mine.v_proj.bias]))
         ref.out_proj.weight.copy_(mine.out_proj.weight)
         ref.out_proj.bias.copy_(mine.out_proj.bias)
@@ -133,7 +141,9 @@ def test_cross_attention_matches_torch_multihead_attention():
     memory = torch.randn(2, 7, 32)
     valid = torch.tensor([[True] * 7, [True] * 4 + [False] * 3])
     out, weights = mine(y, context=memory, mask=valid[:, None, None, :], return_weights=True)
-    expected, expected_w = ref(y, memory, memory, key_padding_mask=~valid, average_attn_weights=False)
+    expected, expected_w = ref(
+        y, memory, memory, key_padding_mask=~valid, average_attn_weights=False
+    )
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(weights, expected_w, rtol=1e-5, atol=1e-5)
 
@@ -211,7 +221,9 @@ def test_seeded_training_learns_reversal_quickly():
     model = small_model(seed=0)
     # CPU time of this process: a shared, busy machine stretches wall time, not the work done.
     start = time.process_time()
-    losses = train_seq2seq(model, task, steps=400, batch_size=32, lr=5e-3, exclude=set(held), log_every=0)
+    losses = train_seq2seq(
+        model, task, steps=400, batch_size=32, lr=5e-3, exclude=set(held), log_every=0
+    )
     elapsed = time.process_time() - start
     assert losses[-1] < losses[0] / 4
     accuracy = exact_match(model, task.batch(held))

@@ -22,7 +22,7 @@ def test_words_lowercases_and_keeps_inner_apostrophes():
 
 
 def test_vocabulary_orders_by_count_and_drops_rare_words():
-    tokens = "b a a c c c d".split()
+    tokens = ["b", "a", "a", "c", "c", "c", "d"]
     vocab = w2v.build_vocabulary(tokens, min_count=2)
     assert vocab.words == ["c", "a"]
     assert vocab.counts.tolist() == [3, 2]
@@ -41,7 +41,12 @@ def test_vocabulary_orders_by_count_and_drops_rare_words():
 def test_skipgram_pairs_equal_a_plain_double_loop(ids, window):
     centres, contexts = w2v.skipgram_pairs(torch.tensor(ids), window)
     got = sorted(zip(centres.tolist(), contexts.tolist()))
-    expected = sorted((ids[i], ids[j]) for i in range(len(ids)) for j in range(len(ids)) if 0 < abs(i - j) <= window)
+    expected = sorted(
+        (ids[i], ids[j])
+        for i in range(len(ids))
+        for j in range(len(ids))
+        if 0 < abs(i - j) <= window
+    )
     assert got == expected
 
 
@@ -122,7 +127,11 @@ def test_loss_equals_the_negative_sampling_formula(mode):
 def test_cbow_without_mask_and_bad_arguments_are_rejected():
     model = w2v.Word2Vec(5, 3, mode="cbow")
     with pytest.raises(ValueError, match="mask"):
-        model(torch.zeros(1, 2, dtype=torch.long), torch.zeros(1, dtype=torch.long), torch.zeros(1, 1, dtype=torch.long))
+        model(
+            torch.zeros(1, 2, dtype=torch.long),
+            torch.zeros(1, dtype=torch.long),
+            torch.zeros(1, 1, dtype=torch.long),
+        )
     with pytest.raises(ValueError, match="mode"):
         w2v.Word2Vec(5, 3, mode="glove")
     with pytest.raises(ValueError, match="dim"):
@@ -148,7 +157,9 @@ def _two_topic_corpus(seed: int = 0, sentences: int = 600) -> list[str]:
 @pytest.mark.parametrize("mode", w2v.MODES)
 def test_training_separates_topics_deterministically_and_restores_threads(mode):
     tokens = _two_topic_corpus()
-    config = w2v.Word2VecConfig(mode=mode, dim=16, window=2, epochs=4, batch_size=128, subsample=None, lr=0.02)
+    config = w2v.Word2VecConfig(
+        mode=mode, dim=16, window=2, epochs=4, batch_size=128, subsample=None, lr=0.02
+    )
     threads = torch.get_num_threads()
     result = w2v.train_word2vec(tokens, config)
     assert torch.get_num_threads() == threads
@@ -173,11 +184,15 @@ def test_nearest_matches_cosine_similarity_and_excludes_the_word():
 
 
 def test_pca_2d_matches_the_covariance_eigenvectors():
-    X = torch.randn(30, 6, generator=torch.Generator().manual_seed(0)) * torch.tensor([5.0, 3.0, 1, 1, 1, 1])
+    X = torch.randn(30, 6, generator=torch.Generator().manual_seed(0)) * torch.tensor(
+        [5.0, 3.0, 1, 1, 1, 1]
+    )
     coords = w2v.pca_2d(X)
     centred = (X - X.mean(0)).double()
     _, vecs = torch.linalg.eigh(centred.T @ centred)
-    torch.testing.assert_close(coords.abs(), (centred @ vecs[:, [-1, -2]]).abs().float(), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        coords.abs(), (centred @ vecs[:, [-1, -2]]).abs().float(), atol=1e-4, rtol=1e-4
+    )
     assert coords[:, 0].var() >= coords[:, 1].var()
     # The sign is fixed: the largest coordinate of each axis is positive.
     assert torch.all(coords.gather(0, coords.abs().argmax(0, keepdim=True)) > 0)

@@ -45,9 +45,13 @@ def _check_ids(name: str, ids: object, vocab_size: int) -> torch.Tensor:
         shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
         raise ValueError(f"{name} must be a LongTensor of token ids [B, length], got {shape}")
     if ids.shape[1] == 0:
-        raise ValueError(f"{name} must hold at least one token per row, got shape {tuple(ids.shape)}")
+        raise ValueError(
+            f"{name} must hold at least one token per row, got shape {tuple(ids.shape)}"
+        )
     if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(f"{name} ids must lie in 0 … {vocab_size - 1}, got {int(ids.min())} … {int(ids.max())}")
+        raise ValueError(
+            f"{name} ids must lie in 0 … {vocab_size - 1}, got {int(ids.min())} … {int(ids.max())}"
+        )
     return ids
 
 
@@ -85,13 +89,19 @@ class EncoderDecoderConfig:
             raise ValueError(f"n_heads ({self.n_heads}) must divide d_model ({self.d_model})")
         if self.d_ff is not None:
             _check_int("d_ff", self.d_ff, 1)
-        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
+        if (
+            isinstance(self.dropout, bool)
+            or not isinstance(self.dropout, (int, float))
+            or not 0.0 <= self.dropout < 1.0
+        ):
             raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             _check_int(name, value, 0)
             if value >= self.vocab_size:
-                raise ValueError(f"{name} must be below vocab_size ({self.vocab_size}), got {value}")
+                raise ValueError(
+                    f"{name} must be below vocab_size ({self.vocab_size}), got {value}"
+                )
         if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
             raise ValueError("pad_id, bos_id and eos_id must be three different ids")
 
@@ -104,7 +114,9 @@ class EncoderBlock(nn.Module):
     ``src_mask`` [B, 1, 1, S] (True = a real token) keeps padding out of the keys.
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, dropout: float = 0.0) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int | None = None, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
         self.norm1 = LayerNorm(d_model)
@@ -126,7 +138,9 @@ class DecoderBlock(nn.Module):
     With ``return_weights=True`` also returns the cross-attention weights [B, H, T, S].
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, dropout: float = 0.0) -> None:
+    def __init__(
+        self, d_model: int, n_heads: int, d_ff: int | None = None, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
         self.norm1 = LayerNorm(d_model)
@@ -145,7 +159,9 @@ class DecoderBlock(nn.Module):
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         y = self.norm1(y + self.drop(self.self_attn(y, causal=True)))  # (B, T, C)
         if return_weights:
-            crossed, weights = self.cross_attn(y, context=memory, mask=src_mask, return_weights=True)  # (B, T, C), (B, H, T, S)
+            crossed, weights = self.cross_attn(
+                y, context=memory, mask=src_mask, return_weights=True
+            )  # (B, T, C), (B, H, T, S)
         else:  # the fused kernel: same numbers, faster
             crossed = self.cross_attn(y, context=memory, mask=src_mask)  # (B, T, C)
         y = self.norm2(y + self.drop(crossed))  # (B, T, C)
@@ -169,17 +185,27 @@ class EncoderDecoder(nn.Module):
         self.config = c = config
         self.src_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
         self.tgt_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
-        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False)  # (max_len, C)
+        self.register_buffer(
+            "pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False
+        )  # (max_len, C)
         self.drop = nn.Dropout(c.dropout)
-        self.encoder = nn.ModuleList(EncoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_decoder_layers))
+        self.encoder = nn.ModuleList(
+            EncoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_decoder_layers)
+        )
         self.lm_head = nn.Linear(c.d_model, c.vocab_size)  # (C -> V)
 
     def _embed(self, table: nn.Embedding, ids: torch.Tensor, name: str) -> torch.Tensor:
         if ids.shape[1] > self.config.max_len:
-            raise ValueError(f"{name} has {ids.shape[1]} tokens; this model takes at most max_len={self.config.max_len}")
+            raise ValueError(
+                f"{name} has {ids.shape[1]} tokens; this model takes at most max_len={self.config.max_len}"
+            )
         # The paper scales embeddings by √C so they are not drowned by the positions (values ≤ 1).
-        x = table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.shape[1]]  # (B, L) -> (B, L, C)
+        x = (
+            table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.shape[1]]
+        )  # (B, L) -> (B, L, C)
         return self.drop(x)  # (B, L, C)
 
     def source_mask(self, src: torch.Tensor) -> torch.Tensor:
@@ -196,12 +222,18 @@ class EncoderDecoder(nn.Module):
         return x
 
     def decode(
-        self, tgt_in: torch.Tensor, memory: torch.Tensor, src: torch.Tensor, return_weights: bool = False
+        self,
+        tgt_in: torch.Tensor,
+        memory: torch.Tensor,
+        src: torch.Tensor,
+        return_weights: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """tgt_in [B, T] + memory [B, S, C] -> logits [B, T, V] (and cross weights [L, B, H, T, S])."""
         tgt_in = _check_ids("tgt_in", tgt_in, self.config.vocab_size)
         if tgt_in.shape[0] != memory.shape[0]:
-            raise ValueError(f"tgt_in and memory must have the same batch size, got {tgt_in.shape[0]} and {memory.shape[0]}")
+            raise ValueError(
+                f"tgt_in and memory must have the same batch size, got {tgt_in.shape[0]} and {memory.shape[0]}"
+            )
         mask = self.source_mask(src)  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, "tgt_in")  # (B, T, C)
         maps = []
@@ -222,8 +254,12 @@ class EncoderDecoder(nn.Module):
         if targets is None:
             return logits, None
         if targets.shape != tgt_in.shape:
-            raise ValueError(f"targets must have the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(targets.shape)}")
-        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=self.config.pad_id)  # (B·T, V) vs (B·T,)
+            raise ValueError(
+                f"targets must have the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(targets.shape)}"
+            )
+        loss = F.cross_entropy(
+            logits.flatten(0, 1), targets.flatten(), ignore_index=self.config.pad_id
+        )  # (B·T, V) vs (B·T,)
         return logits, loss
 
     @torch.no_grad()
@@ -244,7 +280,9 @@ class EncoderDecoder(nn.Module):
             max_new_tokens = self.config.max_len - 1
         _check_int("max_new_tokens", max_new_tokens, 1)
         if max_new_tokens + 1 > self.config.max_len:
-            raise ValueError(f"max_new_tokens must be at most max_len − 1 = {self.config.max_len - 1}, got {max_new_tokens}")
+            raise ValueError(
+                f"max_new_tokens must be at most max_len − 1 = {self.config.max_len - 1}, got {max_new_tokens}"
+            )
         return max_new_tokens
 
     @torch.no_grad()
@@ -257,7 +295,9 @@ class EncoderDecoder(nn.Module):
         out = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)  # (B,)
         for _ in range(steps):
-            logits = self._never_special(self.decode(out, memory, src)[:, -1])  # (B, t, V) -> (B, V)
+            logits = self._never_special(
+                self.decode(out, memory, src)[:, -1]
+            )  # (B, t, V) -> (B, V)
             nxt = logits.argmax(dim=-1)  # (B,)
             nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)  # (B,)
             out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t + 1)
@@ -288,8 +328,12 @@ class EncoderDecoder(nn.Module):
                 if all(done for _, _, done in beams):
                     break
                 alive = [beam for beam in beams if not beam[2]]
-                prefixes = torch.tensor([tokens for tokens, _, _ in alive], device=src.device)  # (K, t)
-                logits = self.decode(prefixes, memory.expand(len(alive), -1, -1), one.expand(len(alive), -1))  # (K, t, V)
+                prefixes = torch.tensor(
+                    [tokens for tokens, _, _ in alive], device=src.device
+                )  # (K, t)
+                logits = self.decode(
+                    prefixes, memory.expand(len(alive), -1, -1), one.expand(len(alive), -1)
+                )  # (K, t, V)
                 log_probs = self._never_special(logits[:, -1]).log_softmax(dim=-1)  # (K, V)
                 candidates = [beam for beam in beams if beam[2]]
                 top = log_probs.topk(min(beam_width, c.vocab_size), dim=-1)  # (K, W)
@@ -302,7 +346,9 @@ class EncoderDecoder(nn.Module):
             rows.append(best[0])
             scores.append(best[1])
         width = max(len(r) for r in rows)
-        out = torch.full((len(rows), width), c.pad_id, dtype=torch.long, device=src.device)  # (B, 1 + n)
+        out = torch.full(
+            (len(rows), width), c.pad_id, dtype=torch.long, device=src.device
+        )  # (B, 1 + n)
         for b, r in enumerate(rows):
             out[b, : len(r)] = torch.tensor(r, device=src.device)
         return out, torch.tensor(scores)
@@ -362,4 +408,3 @@ def exact_match(model: EncoderDecoder, batch, beam_width: int | None = None) -> 
         out, _ = model.beam_decode(src, beam_width=beam_width, max_new_tokens=steps)  # (B, 1 + n)
     predictions = [decode_tokens(row[1:]) for row in out.cpu()]
     return sum(p == a for p, a in zip(predictions, batch.answers)) / len(predictions)
-

@@ -19,7 +19,7 @@ SPECIAL = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>"}
 
 
 def encode_digits(digits: str) -> list[int]:
-    """"0123" -> [3, 4, 5, 6] (14_encoder_decoder)."""
+    """The digit string "0123" -> token ids [3, 4, 5, 6] (14_encoder_decoder)."""
     if not isinstance(digits, str):
         raise TypeError(f"digits must be a str, got {type(digits).__name__}")
     if not digits or not digits.isdigit() or not digits.isascii():
@@ -82,7 +82,9 @@ class ReversalTask:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TypeError(f"{name} must be an int, got {type(value).__name__}")
         if not 1 <= self.min_len <= self.max_len:
-            raise ValueError(f"need 1 <= min_len <= max_len, got min_len={self.min_len}, max_len={self.max_len}")
+            raise ValueError(
+                f"need 1 <= min_len <= max_len, got min_len={self.min_len}, max_len={self.max_len}"
+            )
 
     @property
     def source_length(self) -> int:
@@ -105,7 +107,9 @@ class ReversalTask:
             raise ValueError(f"n must be a positive int, got {n!r}")
         lengths = torch.randint(self.min_len, self.max_len + 1, (n,), generator=generator)  # (n,)
         digits = torch.randint(0, 10, (n, self.max_len), generator=generator)  # (n, max_len)
-        return ["".join(str(d) for d in row[:length].tolist()) for row, length in zip(digits, lengths)]
+        return [
+            "".join(str(d) for d in row[:length].tolist()) for row, length in zip(digits, lengths)
+        ]
 
     def batch(self, strings: list[str]) -> Seq2SeqBatch:
         """Pad ``strings`` into ``src`` [B, S], ``tgt_in`` [B, T], ``tgt_out`` [B, T]."""
@@ -128,7 +132,9 @@ class ReversalTask:
             tgt_out[b, : n + 1] = torch.tensor([*target, EOS])
         return Seq2SeqBatch(src, tgt_in, tgt_out)
 
-    def random_batch(self, n: int, generator: torch.Generator | None = None, exclude: set[str] | None = None) -> Seq2SeqBatch:
+    def random_batch(
+        self, n: int, generator: torch.Generator | None = None, exclude: set[str] | None = None
+    ) -> Seq2SeqBatch:
         """A fresh batch of ``n`` strings; strings in ``exclude`` (a held-out set) are redrawn."""
         strings = self.sample(n, generator)
         if exclude:

@@ -69,7 +69,9 @@ class Vocabulary:
         try:
             return self.index[word]
         except KeyError:
-            raise KeyError(f"{word!r} is not in the vocabulary (rare words under min_count are dropped)") from None
+            raise KeyError(
+                f"{word!r} is not in the vocabulary (rare words under min_count are dropped)"
+            ) from None
 
     def encode(self, tokens: Iterable[str]) -> torch.Tensor:
         """The ids of the tokens that are in the vocabulary, in order (the others are skipped): [N]."""
@@ -105,7 +107,9 @@ def keep_probabilities(counts: torch.Tensor, threshold: float = 1e-4) -> torch.T
     return keep.clamp(max=1.0).float()
 
 
-def subsample(ids: torch.Tensor, keep: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def subsample(
+    ids: torch.Tensor, keep: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Drop each occurrence of word ``w`` with probability 1 − keep[w]: [N] -> [N'] (N' ≤ N)."""
     draws = torch.rand(ids.shape, generator=generator)  # (N,)
     return ids[draws < keep[ids]]
@@ -186,7 +190,13 @@ class Word2Vec(nn.Module):
     ``in_embed`` starts small and random, ``out_embed`` at zero, as in the original code.
     """
 
-    def __init__(self, vocab_size: int, dim: int = 64, mode: str = "skipgram", generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        vocab_size: int,
+        dim: int = 64,
+        mode: str = "skipgram",
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -198,7 +208,9 @@ class Word2Vec(nn.Module):
         self.out_embed = nn.Embedding(vocab_size, dim)  # (V, d) vectors u_w
         with torch.no_grad():
             bound = 0.5 / dim
-            self.in_embed.weight.copy_((torch.rand(vocab_size, dim, generator=generator) * 2 - 1) * bound)
+            self.in_embed.weight.copy_(
+                (torch.rand(vocab_size, dim, generator=generator) * 2 - 1) * bound
+            )
             self.out_embed.weight.zero_()
 
     def hidden(self, inputs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -226,7 +238,8 @@ class Word2Vec(nn.Module):
         """
         h = self.hidden(inputs, mask)  # (B, d)
         positive = (self.out_embed(targets) * h).sum(-1)  # (B, d) · (B, d) -> (B,)
-        negative = (self.out_embed(negatives) * h[:, None, :]).sum(-1)  # (B, K, d) · (B, 1, d) -> (B, K)
+        noise = self.out_embed(negatives)  # (B, K) -> (B, K, d)
+        negative = (noise * h[:, None, :]).sum(-1)  # (B, K, d) · (B, 1, d) -> (B, K)
         return -(F.logsigmoid(positive) + F.logsigmoid(-negative).sum(-1)).mean()
 
     @property
@@ -317,7 +330,8 @@ def _train(tokens: Sequence[str], config: Word2VecConfig) -> Word2VecResult:
             inputs, targets = skipgram_pairs(stream, config.window, generator)  # (P,), (P,)
             mask = None
         else:
-            inputs, mask, targets = cbow_windows(stream, config.window, generator)  # (P, 2W), (P, 2W), (P,)
+            # (P, 2W) context ids, (P, 2W) mask, (P,) centre ids
+            inputs, mask, targets = cbow_windows(stream, config.window, generator)
         order = torch.randperm(targets.numel(), generator=generator)  # (P,)
         total, steps = 0.0, 0
         for start in range(0, order.numel(), config.batch_size):
@@ -325,7 +339,9 @@ def _train(tokens: Sequence[str], config: Word2VecConfig) -> Word2VecResult:
             negatives = torch.multinomial(
                 noise, batch.numel() * config.negatives, replacement=True, generator=generator
             ).view(batch.numel(), config.negatives)  # (B, K)
-            loss = model(inputs[batch], targets[batch], negatives, None if mask is None else mask[batch])
+            loss = model(
+                inputs[batch], targets[batch], negatives, None if mask is None else mask[batch]
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -341,7 +357,9 @@ def cosine_matrix(vectors: torch.Tensor) -> torch.Tensor:
     return unit @ unit.T  # (V, d) @ (d, V) -> (V, V)
 
 
-def nearest(vectors: torch.Tensor, vocab: Vocabulary, word: str, k: int = 5) -> list[tuple[str, float]]:
+def nearest(
+    vectors: torch.Tensor, vocab: Vocabulary, word: str, k: int = 5
+) -> list[tuple[str, float]]:
     """The ``k`` words whose vectors (``vectors`` [V, E]) point most nearly the same way as
     ``word``'s (cosine similarity), best first, as ``(word, similarity)`` pairs."""
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k < len(vocab):

@@ -7,7 +7,9 @@ import torch
 from . import Feedback, check_value, report, unanswered
 
 
-def check_cross_attention_shape(answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8) -> Feedback:
+def check_cross_attention_shape(
+    answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8
+) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
     expected = (B, H, T, S)
     given = tuple(answer) if isinstance(answer, (tuple, list, torch.Size)) else answer
@@ -16,8 +18,15 @@ def check_cross_attention_shape(answer: object, B: int = 2, H: int = 4, T: int =
         "the weights are [B, H, queries, keys]."
     )
     if given == (B, H, S, T):
-        hint = "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
-    return check_value(given, expected, f"{expected}: one row per decoder query, one column per source token.", hint)
+        hint = (
+            "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
+        )
+    return check_value(
+        given,
+        expected,
+        f"{expected}: one row per decoder query, one column per source token.",
+        hint,
+    )
 
 
 def check_reversal_alignment(answer: object, n: int = 7, k: int = 1) -> Feedback:
@@ -43,4 +52,8 @@ def check_encoder_mask(answer: object, T: int = 5) -> Feedback:
     hint = "an encoder reads the whole source at once: nothing is hidden from any token."
     if torch.equal(answer, expected.tril()):
         hint = "that is the DECODER's causal mask; the encoder is bidirectional, nothing is masked."
-    return report(torch.equal(answer, expected), "all True: every source token sees every other (bidirectional).", hint)
+    return report(
+        torch.equal(answer, expected),
+        "all True: every source token sees every other (bidirectional).",
+        hint,
+    )

@@ -9,7 +9,9 @@ from .. import word2vec as w2v
 from . import Feedback, check_value, report, unanswered
 
 
-def check_pair_count(answer: object, sentence: str = "the man loves his son", window: int = 2) -> Feedback:
+def check_pair_count(
+    answer: object, sentence: str = "the man loves his son", window: int = 2
+) -> Feedback:
     """How many (centre, context) pairs does skip-gram make from ``sentence`` with a full ``window``?"""
     tokens = sentence.split()
     vocab = {w: i for i, w in enumerate(dict.fromkeys(tokens))}
@@ -37,14 +39,20 @@ def check_one_hot_cosine(answer: object) -> Feedback:
     )
 
 
-def check_nearest(answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str) -> Feedback:
+def check_nearest(
+    answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str
+) -> Feedback:
     """Which word's vector (a row of ``vectors`` [V, E]) has the highest cosine similarity with
     ``word``'s, itself excluded?"""
     if unanswered(answer):
         return report(False, "", "replace the `...` with a word (a str).", answered=False)
     expected = w2v.nearest(vectors, vocab, word, k=1)[0][0]
     if answer == word:
-        return report(False, "", f"{word!r} itself always has cosine 1 with itself; leave it out before taking the max.")
+        return report(
+            False,
+            "",
+            f"{word!r} itself always has cosine 1 with itself; leave it out before taking the max.",
+        )
     return report(
         answer == expected,
         f"{expected!r} is the nearest neighbour of {word!r}.",
