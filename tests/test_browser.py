@@ -385,6 +385,19 @@ class Learner:
             index += 1
         return paths
 
+    def element_screenshot(self, locator, path: Path) -> None:
+        """A whole output, even one taller than the window (the window grows for the picture)."""
+        height = locator.evaluate("e => e.getBoundingClientRect().height")
+        tall = height > VIEWPORT["height"] - 200
+        if tall:
+            self.page.set_viewport_size({"width": VIEWPORT["width"], "height": int(height) + 300})
+            self.page.wait_for_timeout(500)
+        locator.scroll_into_view_if_needed()
+        locator.screenshot(path=str(path))
+        if tall:
+            self.page.set_viewport_size(VIEWPORT)
+            self.page.wait_for_timeout(300)
+
     # -- the learner's hands ----------------------------------------------------------------
     def widget_outputs(self):
         # A rendered widget view sits directly in a cell's output area (Output widgets nest more).
@@ -399,7 +412,8 @@ class Learner:
             """w => {
                 const displays = [...w.querySelectorAll('.widget-output, .widget-html-content')];
                 return {
-                    images: [...w.querySelectorAll('img')].map(i => i.getAttribute('src') || ''),
+                    images: [...w.querySelectorAll('img')].map(i => i.getAttribute('src') || '')
+                        .concat([...w.querySelectorAll('svg')].map(g => g.outerHTML)),
                     // clear_output(wait=True) leaves an empty style="" behind: not a change
                     html: displays.map(d => d.innerHTML.replaceAll(' style=""', ''))
                         .join('\\n<!--display-->\\n'),
@@ -550,8 +564,7 @@ class Learner:
         assert widgets.count() > 0, f"{self.name}: no widget was rendered"
         for w in range(widgets.count()):
             widget = widgets.nth(w)
-            widget.scroll_into_view_if_needed()
-            widget.screenshot(path=str(self.shots / f"widget{w + 1}-before.png"))
+            self.element_screenshot(widget, self.shots / f"widget{w + 1}-before.png")
             controls = self.controls(widget)
             if not controls and widget.locator(".widget-hprogress, .widget-progress").count():
                 self.notes.append(f"widget {w + 1}: a progress bar")
@@ -578,8 +591,7 @@ class Learner:
                     context_undo()
                     self.wait_for_change(widget, settled, timeout_s=20)
                 self.assert_clean(f"after {kind} '{label}' of widget {w + 1}")
-            widget.scroll_into_view_if_needed()
-            widget.screenshot(path=str(self.shots / f"widget{w + 1}-after.png"))
+            self.element_screenshot(widget, self.shots / f"widget{w + 1}-after.png")
         return failures
 
     def try_knob(self, widget, index: int, kind: str, control, label: str) -> list[str]:

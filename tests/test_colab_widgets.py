@@ -123,6 +123,8 @@ CASES = {
     "positional.positional_widget": lambda f: f(),
     "attention.attention_explorer": lambda f: f(*_attention_qk(), _tokens(4, 16)),
     "attention.weights_explorer": lambda f: f(_trained_like_weights(), _tokens(1, 8)[0]),
+    "scale_knobs.scale_widget": lambda f: f(),
+    "softmax_knobs.temperature_widget": lambda f: f(torch.linspace(-2.0, 2.0, 8), _tokens(1, 8)[0]),
 }
 FACTORIES = _widget_factories()
 #: Knobs that matter only for some value of another knob: turn that one first (then back).

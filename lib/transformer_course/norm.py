@@ -79,7 +79,7 @@ class RMSNorm(nn.Module):
 
     No mean is subtracted and there is no bias. ``eps`` sits *inside* the square
     root, as in ``torch.nn.RMSNorm`` and LLaMA (seed 001 writes it outside).
-    Input [..., d] -> output [..., d].
+    Input [..., C] -> output [..., C], C = d.
     """
 
     def __init__(self, d: int, eps: float = 1e-6) -> None:

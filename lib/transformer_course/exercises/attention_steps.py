@@ -172,7 +172,7 @@ def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
 
 
 def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Feedback:
-    """softmax of one row of scores (default ``[2, 1, 0, -inf]``)."""
+    """softmax of one row of scores ``scores`` [T] (default ``[2, 1, 0, -inf]``); the answer is [T] too."""
     if scores is None:
         scores = torch.tensor([2.0, 1.0, 0.0, float("-inf")])
     expected = torch.softmax(scores.double(), dim=-1)

@@ -83,7 +83,8 @@ def temperature_view(
 
 
 def temperature_widget(scores: torch.Tensor, tokens: Sequence[str] | None = None):
-    """A temperature slider (0.05 … 5) over :func:`temperature_view` for one row of scores."""
+    """A temperature slider (0.05 … 5) over :func:`temperature_view` for one row of scores [T]
+    (``tokens``: T labels)."""
     import ipywidgets as widgets
     from IPython.display import display
 
