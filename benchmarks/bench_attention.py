@@ -284,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
 
     print(f"\n3. attention-map explorer, one redraw on the course batch (CPU, Agg)  [median ms of {repeats}]")
-    print("view       from scratch  in place      HTML   scratch/in place")
+    print("           --- HTML widget (what the explorer shows) ---   --- matplotlib figure + PNG ---   in-place fig")
+    print("view        weights     html    table  live total     figure      png  static total    update+png")
     for line in bench_explorer(repeats):
         print(line)
     return 0
