@@ -11,12 +11,25 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
     plt.close("all")
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Run a test on one torch thread. Tiny models run fastest that way: several threads
+    spin-wait for each other when other processes (xdist workers, notebooks) share the cores.
+    Test modules that train tiny models opt in with
+    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

@@ -17,15 +17,7 @@ from transformer_course.checkpoint import (
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread; several threads spin-wait for each other when
-    other processes (pytest-xdist workers, notebooks) share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(vocab_size: int = 40, seed: int = 0) -> GPT:

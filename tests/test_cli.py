@@ -7,7 +7,6 @@ import runpy
 import sys
 
 import pytest
-import torch
 
 from transformer_course.__main__ import build_parser, main
 from transformer_course.checkpoint import load_checkpoint
@@ -21,14 +20,7 @@ TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-lengt
         "--eval-interval", "0", "--checkpoint-interval", "0", "--no-progress", "--device", "cpu"]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread; several threads spin-wait for each other when
-    other processes (pytest-xdist workers, notebooks) share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture

@@ -20,13 +20,7 @@ from transformer_course.generate import (
 )
 from transformer_course.model import GPT, GPTConfig
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny_model(seed: int = 0, **overrides) -> GPT:

@@ -11,14 +11,7 @@ from torch import nn
 
 from transformer_course.model import GPT, Block, GPTConfig, parameter_counts
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread; two threads on a busy 2-core machine are 10× slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(**overrides) -> GPTConfig:

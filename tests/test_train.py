@@ -27,14 +27,7 @@ from transformer_course.train import (
 VOCAB = 32
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models run fastest on one thread; several threads spin-wait for each other when
-    other processes (pytest-xdist workers, notebooks) share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(dropout: float = 0.1, seed: int = 0, **overrides) -> GPT:
