@@ -447,8 +447,10 @@ class Learner:
         return control.evaluate(
             """c => {
                 const box = c.closest('.widget-inline-hbox, .widget-textarea, .widget-text, .widget-toggle-buttons, .widget-checkbox') || c;
-                const label = box.querySelector('.widget-label, label');
-                return (label ? label.innerText : '').trim() || c.getAttribute('aria-label') || c.tagName.toLowerCase();
+                // A checkbox's description sits in its own label; the row label is a zero-width space.
+                const names = [...box.querySelectorAll('.widget-label, .widget-label-basic, label')]
+                    .map(l => l.innerText.replace(/\u200b/g, '').trim()).filter(t => t);
+                return names[0] || c.getAttribute('aria-label') || c.tagName.toLowerCase();
             }"""
         )
 

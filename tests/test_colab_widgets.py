@@ -255,6 +255,22 @@ def test_every_knob_changes_what_the_widget_shows(name, screen):
     assert "Traceback" not in printed.getvalue()
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_slider_starts_on_its_own_grid(name, screen):
+    """The browser snaps a slider to min + k·step; Python does not. A start value off that grid
+    shows one number and computes with another (the base slider of 03 showed 10002 for 10000)."""
+    if name not in FACTORIES:
+        pytest.skip(f"{name} is not in the library (yet)")
+    with contextlib.redirect_stdout(io.StringIO()):
+        root = CASES[name](FACTORIES[name])
+    off_grid = []
+    for slider in (w for w in _walk(root) if isinstance(w, (widgets.IntSlider, widgets.FloatSlider))):
+        steps = (slider.value - slider.min) / (slider.step or 1)
+        if abs(steps - round(steps)) > 1e-6:
+            off_grid.append(f"{slider.description!r}: {slider.value} with min {slider.min}, step {slider.step}")
+    assert not off_grid, f"{name}: sliders whose start value the browser would move: {off_grid}"
+
+
 def test_bad_knob_values_give_a_message_not_a_traceback(screen):
     """Odd d_model in the positional widget: a message in the widget, no exception."""
     factory = FACTORIES.get("positional.positional_widget")

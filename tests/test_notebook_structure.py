@@ -125,3 +125,28 @@ def test_no_cell_ends_with_a_bare_plot_call(notebook):
             func = tree.body[-1].value.func
             name = ast.unparse(func)
             assert not name.startswith(("viz.", "plt.", "sns.")), f"assign the figure: fig = {name}(...)"
+
+
+def test_no_accidental_markdown_lists(notebook):
+    """A wrapped sentence whose next line starts with "1. " or "- " turns into a list in Markdown
+    (06 once rendered "sums to / 1. Row 0 …" as a numbered item). Lists must follow a blank line,
+    a line ending in ':', a bold heading or another item."""
+    _, nb = notebook
+    item = re.compile(r"^\s*(\d+\.|[-+*])\s")
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        in_list, before = False, ""
+        for line in cell.source.splitlines():
+            if not line.strip():
+                in_list = False
+            elif item.match(line):
+                opens_list = not before.strip() or before.rstrip().endswith(":") or re.fullmatch(
+                    r"\*\*[^*]+\*\*", before.strip()
+                )
+                quoted_or_table = before.lstrip().startswith((">", "|", "$$"))
+                assert in_list or opens_list or quoted_or_table, (
+                    f"this line becomes a list item; reflow the paragraph: {line[:60]!r}"
+                )
+                in_list = True
+            before = line

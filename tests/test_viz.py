@@ -40,3 +40,58 @@ def test_curves_and_bars():
     assert [line.get_label() for line in fig.axes[0].lines] == ["train", "val"]
     fig = viz.bar_chart({"word": 10, "char": 3})
     assert len(fig.axes[0].patches) == 2
+
+
+def test_annotations_read_on_their_cell_colour():
+    # Dark cells get white text whatever the sign: both ends of a diverging map are dark.
+    fig = viz.show_heatmap(
+        np.array([[0.96, -1.0], [0.0, -np.inf]]), cmap="RdBu_r", vmin=-1, vmax=1, annotate=True
+    )
+    colours = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
+    assert colours == {"0.96": "white", "-1.00": "white", "0.00": "black", "−∞": "black"}
+
+
+def test_three_curves_keep_their_key_off_the_data():
+    fig = viz.plot_curves({"a": [0, 1], "b": [1, 0], "c": [0.5, 0.5]})
+    anchor = fig.axes[0].get_legend().get_bbox_to_anchor()
+    frame = fig.axes[0].get_window_extent()
+    assert anchor.x0 > frame.x1  # the key starts right of the axes
+
+
+def test_scatter_labels_do_not_overlap():
+    from matplotlib.text import Text
+
+    generator = np.random.default_rng(0)
+    points = np.concatenate([generator.normal(0, 0.3, (15, 2)), generator.normal(3, 1, (15, 2))])
+    labels = [f"word{i}" for i in range(len(points))]
+    fig = viz.scatter_labelled(points, labels, ["near"] * 15 + ["far"] * 15, title="words")
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(t, renderer) for t in fig.axes[0].texts]
+    overlapping = [
+        (labels[i], labels[j]) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])
+    ]
+    assert not overlapping
+    frame = fig.axes[0].get_window_extent(renderer)
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["near", "far"]
+
+
+def test_scatter_rejects_mismatched_labels():
+    with pytest.raises(ValueError, match=r"\[N, 2\]"):
+        viz.scatter_labelled(np.zeros((3, 2)), ["a", "b"])
+    with pytest.raises(ValueError, match=r"\[N, 2\]"):
+        viz.scatter_labelled(np.zeros((3, 3)), ["a", "b", "c"])
+
+
+@pytest.mark.parametrize(("shape", "cell_size"), [((3, 16, 64), 3.2), ((4, 16, 16), 2.6), ((2, 128, 128), 3.0)])
+def test_tick_labels_never_touch(shape, cell_size):
+    fig = viz.show_heatmaps(torch.randn(*shape, generator=torch.Generator().manual_seed(0)), cell_size=cell_size)
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in fig.axes[: shape[0]]:
+        for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+            boxes = [label.get_window_extent(renderer) for label in labels if label.get_text()]
+            assert len(boxes) >= 2
+            assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in labels]
+        steps = np.diff(ax.get_xticks())
+        assert set(steps) <= {1, 2, 4, 5, 8, 10, 20, 25, 40, 50}, steps  # round steps only

@@ -73,6 +73,17 @@ def test_widget_builds_and_accepts_odd_d_model():
     dim.value = 100  # beyond d_model: a message, not a traceback
 
 
+@pytest.mark.parametrize("base", [10000.0, 100.0, 500.0])
+def test_base_slider_can_show_the_value_asked_for(base):
+    # The browser snaps a slider to min + k·step (Python does not): with min=2 and step 100 the
+    # learner saw 10002 instead of the paper's 10000. The start value must be on that grid.
+    widget = pv.positional_widget(base=base)
+    slider = next(c for row in widget.children[:2] for c in row.children if c.description == "base")
+    steps = (slider.value - slider.min) / slider.step
+    assert slider.value == base
+    assert steps == pytest.approx(round(steps)), (slider.min, slider.step, slider.value)
+
+
 # --------------------------------------------------------------------------- exercises of 03
 
 

@@ -33,11 +33,45 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Ax
     return fig, ax
 
 
+def _round_step(needed: int) -> int:
+    """The smallest of 1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 80, 100, … that is at least ``needed``:
+    ticks at 0, 20, 40 read better than at 0, 11, 22."""
+    scale = 1
+    while True:
+        for base in (1, 2, 4, 5, 8) if scale == 1 else (1, 2, 2.5, 4, 5, 8):
+            if base * scale >= needed:
+                return int(base * scale)
+        scale *= 10
+
+
 def _thin_ticks(labels: Sequence[str] | None, count: int, max_ticks: int) -> tuple[list[int], list[str]]:
-    step = max(1, int(np.ceil(count / max_ticks)))
+    step = _round_step(int(np.ceil(count / max(max_ticks, 1))))
     positions = list(range(0, count, step))
     names = [str(labels[i]) if labels is not None else str(i) for i in positions]
     return positions, names
+
+
+def _labels_that_fit(ax: Axes, labels: Sequence[str] | None, count: int, axis: str) -> int:
+    """How many tick labels fit along an axis without touching (from the axes' size before layout,
+    less a margin for the colour bar); numbers on the x axis lie flat and need their width."""
+    from matplotlib.font_manager import FontProperties
+
+    fig, box = ax.figure, ax.get_position()
+    fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
+    if axis == "x":
+        length = 0.85 * 72 * box.width * fig.get_figwidth()
+        widest = max((len(str(labels[i]) if labels is not None else str(i)) for i in range(count)), default=1)
+        per_label = 1.5 * fontsize if labels is not None else (0.62 * widest + 1.2) * fontsize
+    else:
+        length = 0.85 * 72 * box.height * fig.get_figheight()
+        per_label = 1.3 * fontsize
+    return max(2, int(length // per_label))
+
+
+def _text_colour_on(background: tuple[float, float, float, float]) -> str:
+    """Black or white, whichever reads better on a cell of this RGBA colour (its luminance)."""
+    red, green, blue = background[:3]
+    return "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
 
 
 def show_heatmap(
@@ -70,18 +104,18 @@ def show_heatmap(
     colormap = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
     image = ax.imshow(masked, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
     rows, cols = data.shape
-    xpos, xnames = _thin_ticks(xticklabels, cols, max_ticks)
-    ypos, ynames = _thin_ticks(yticklabels, rows, max_ticks)
+    # Token labels run vertically on the x axis; numbers lie flat and need their width.
+    xpos, xnames = _thin_ticks(xticklabels, cols, min(max_ticks, _labels_that_fit(ax, xticklabels, cols, "x")))
+    ypos, ynames = _thin_ticks(yticklabels, rows, min(max_ticks, _labels_that_fit(ax, yticklabels, rows, "y")))
     ax.set_xticks(xpos, xnames, rotation=90 if xticklabels is not None else 0)
     ax.set_yticks(ypos, ynames)
     if annotate:
         fmt = annotate if isinstance(annotate, str) else ".2f"
-        threshold = np.nanmean(masked.filled(np.nan)) if masked.count() else 0.0
         for r in range(rows):
             for c in range(cols):
                 value = data[r, c]
                 text = "−∞" if np.isneginf(value) else format(value, fmt)
-                colour = "white" if np.isfinite(value) and value < threshold else "black"
+                colour = _text_colour_on(colormap(image.norm(value))) if np.isfinite(value) else "black"
                 ax.text(c, r, text, ha="center", va="center", fontsize=7, color=colour)
     if title:
         ax.set_title(title)
@@ -162,7 +196,9 @@ def plot_curves(
         ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    if len(curves) > 1:
+    if len(curves) > 2:  # three or more curves leave no empty corner: keep the key off the data
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    elif len(curves) == 2:
         ax.legend()
     ax.grid(alpha=0.3)
     return fig
@@ -187,5 +223,98 @@ def bar_chart(
         ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    ax.tick_params(axis="x", rotation=30 if max(map(len, names), default=0) > 8 else 0)
+    if max(map(len, names), default=0) > 8:  # long names: slant them, each ending under its bar
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
     return fig
+
+
+#: Where a label may sit next to its point, in points (dx, dy, horizontal alignment), nearest first.
+_LABEL_SPOTS = [(4, 3, "left"), (4, -10, "left"), (-4, 3, "right"), (-4, -10, "right"), (0, 8, "center"), (0, -16, "center")]
+
+
+def scatter_labelled(
+    points,
+    labels: Sequence[str],
+    groups: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    figsize: tuple[float, float] = (8.0, 6.0),
+) -> Figure:
+    """Scatter ``points`` of shape [N, 2] with a text label each, coloured by group
+    (introduced in 02b_word2vec).
+
+    Labels are placed one by one at the first spot around their point (further out if needed)
+    where they overlap no label placed before; a label moved away gets a thin line to its point.
+    """
+    xy = to_numpy(points)  # (N, 2)
+    if xy.ndim != 2 or xy.shape[1] != 2 or len(xy) != len(labels):
+        raise ValueError(f"scatter_labelled needs points of shape [N, 2] and N labels, got {xy.shape} and {len(labels)}")
+    fig, ax = _new_axes(ax, figsize)
+    names = list(dict.fromkeys(groups)) if groups is not None else [None]
+    palette = plt.get_cmap("tab10").colors
+    for index, name in enumerate(names):
+        members = [i for i in range(len(xy)) if groups is None or groups[i] == name]
+        ax.scatter(xy[members, 0], xy[members, 1], s=25, color=palette[index % len(palette)], label=name, zorder=3)
+    if groups is not None:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.margins(0.08)
+    texts = [
+        ax.annotate(
+            label, (x, y), xytext=_LABEL_SPOTS[0][:2], textcoords="offset points", fontsize=8,
+            arrowprops={"arrowstyle": "-", "color": "0.55", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3},
+        )
+        for label, (x, y) in zip(labels, xy.tolist())
+    ]
+    _spread_labels(fig, texts)
+    return fig
+
+
+def _spread_labels(fig: Figure, texts: list) -> None:
+    """Move each annotation to the nearest candidate spot inside the axes that overlaps no label
+    placed before and no other point."""
+    from matplotlib.transforms import Bbox
+
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()  # lay the figure out once, so window extents are final
+    ax = texts[0].axes if texts else None
+    frame = ax.get_window_extent(renderer) if ax is not None else None
+    radius = 3.0 * fig.dpi / 72  # a marker of size 25 is about 5 points across
+    dots = [ax.transData.transform(text.xy) for text in texts] if ax is not None else []
+    dot_boxes = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius) for x, y in dots]
+    placed = []
+    for index, text in enumerate(texts):
+        other_dots = [box for j, box in enumerate(dot_boxes) if j != index]
+        # A spot clear of labels and points; in a dense cluster, one clear of labels only.
+        chosen = _free_spot(text, renderer, frame, placed + other_dots) or _free_spot(text, renderer, frame, placed)
+        if chosen is None:  # crowded everywhere: keep the nearest spot
+            text.xyann = _LABEL_SPOTS[0][:2]
+            text.set_horizontalalignment(_LABEL_SPOTS[0][2])
+            chosen = (1, _text_box(text, renderer))
+        text.arrow_patch.set_visible(chosen[0] > 1)
+        placed.append(chosen[1])
+
+
+def _free_spot(text, renderer, frame, obstacles: list):
+    """Put ``text`` at the nearest spot inside ``frame`` clear of ``obstacles``: (reach, box) or None."""
+    for reach in range(1, 7):
+        for dx, dy, align in _LABEL_SPOTS:
+            text.xyann = (dx * reach, dy * reach)
+            text.set_horizontalalignment(align)
+            box = _text_box(text, renderer).expanded(1.05, 1.1)
+            inside = frame is None or (
+                box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+            )
+            if inside and not any(box.overlaps(other) for other in obstacles):
+                return reach, box
+    return None
+
+
+def _text_box(text, renderer):
+    """The window extent of an annotation's text alone (Annotation's own includes its line)."""
+    from matplotlib.text import Text
+
+    return Text.get_window_extent(text, renderer)

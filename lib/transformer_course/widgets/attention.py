@@ -209,8 +209,9 @@ def attention_map_figure(
     larger, with its exact values written in the cells when ``annotate`` is true.
     ``tokens`` label the queries (and the keys unless ``key_tokens`` is given, as in
     cross-attention). The colour scale runs from 0 to ``vmax`` (default: the largest
-    weight shown), shared by every panel. Builds a new figure each call; the explorers
-    redraw through :class:`AttentionMapView`, which reuses one.
+    weight shown), shared by every panel. Builds a new figure each call. The explorers draw
+    the same panels as HTML (:func:`attention_map_html`), fast enough to follow a slider;
+    :class:`AttentionMapView` keeps one figure and updates it in place (the benchmark compares).
     """
     layers = _as_layers(weights)  # (L, H, T, S)
     L, H, T, S = layers.shape
@@ -429,7 +430,7 @@ def attention_map_html(
 ) -> str:
     """The heatmaps of :func:`attention_map_figure` as an HTML string (the explorers' live view).
 
-    Same arguments and colours as the figure; hovering a cell shows its exact weight, and a
+    ``weights`` is [H, T, S] or [L, H, T, S]; same arguments and colours as the figure; hovering a cell shows its exact weight, and a
     single head (``annotate`` defaults to true then) writes the weights in the cells. Building
     the HTML takes milliseconds where a matplotlib redraw takes a few hundred, which is what
     lets the explorer follow a dragged slider (``benchmarks/bench_attention.py`` measures both).

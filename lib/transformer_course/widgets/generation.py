@@ -243,7 +243,12 @@ def generation_widget(
     method = widgets.Dropdown(options=list(METHODS), value="top-k", description="method")
     new_tokens = widgets.IntSlider(value=20, min=1, max=60, description="new tokens")
     temperature = widgets.FloatSlider(
-        value=0.8, min=0.05, max=2.0, step=0.05, description="temperature"
+        value=0.8,
+        min=0.05,
+        max=2.0,
+        step=0.05,
+        description="temperature",
+        style={"description_width": "initial"},  # the default width cuts it to "temperat…"
     )
     top_k = widgets.IntSlider(value=10, min=1, max=100, description="top-k")
     top_p = widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p")

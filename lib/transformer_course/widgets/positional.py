@@ -48,7 +48,7 @@ def positional_view(context_length: int = 16, d_model: int = 64, base: float = 1
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
     viz.show_heatmap(
         table, ax=left, cmap="viridis", vmin=-1, vmax=1, xlabel="dimension", ylabel="position",
-        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}", max_ticks=16,
+        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}", max_ticks=8,
     )
     left.axvline(dimension, color="red", linewidth=1)
     fine = torch.linspace(0, max(context_length - 1, 1), 400, dtype=torch.float64)  # (400,)
@@ -60,7 +60,8 @@ def positional_view(context_length: int = 16, d_model: int = 64, base: float = 1
     right.set_title(f"dimension {dimension} ({kind}), wavelength {wavelength(dimension, d_model, base):,.1f} positions")
     right.set_xlabel("position")
     right.set_ylim(-1.1, 1.1)
-    right.legend(loc="lower left")
+    # Below the axes: any corner inside would cover table entries for some knob setting.
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     right.grid(alpha=0.3)
     return fig
 
@@ -73,7 +74,10 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
 
     length = widgets.IntSlider(value=context_length, min=1, max=256, description="context")
     width = widgets.IntSlider(value=d_model, min=1, max=512, description="d_model")
-    base_slider = widgets.FloatSlider(value=base, min=2.0, max=20000.0, step=100.0, description="base")
+    # min is a multiple of step, so the paper's 10000 is a slider position (min=2 showed 10002).
+    base_slider = widgets.FloatSlider(
+        value=base, min=100.0, max=20000.0, step=100.0, readout_format=".0f", description="base"
+    )
     dim = widgets.IntSlider(value=0, min=0, max=511, description="dimension")
 
     def draw(context: int, model: int, b: float, d: int) -> None:

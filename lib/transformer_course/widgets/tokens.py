@@ -164,7 +164,7 @@ def render_tokens_html(text: str, scheme: str, bpe: BPE | None = None, max_token
 def compare_html(text: str, left: str = "cl100k_base", right: str = "trained BPE", bpe: BPE | None = None, max_tokens: int = 1500) -> str:
     """Two schemes side by side (the widget's whole display)."""
     cells = "".join(
-        f"<td style='vertical-align:top;width:50%;padding:4px'>{render_tokens_html(text, s, bpe, max_tokens)}</td>"
+        f"<td style='vertical-align:top;text-align:left;width:50%;padding:4px'>{render_tokens_html(text, s, bpe, max_tokens)}</td>"
         for s in (left, right)
     )
     return f"<table style='width:100%;table-layout:fixed'><tr>{cells}</tr></table>"
