@@ -76,7 +76,7 @@ def test_overfits_one_batch():
     assert loss.item() < 0.05
 
 
-@pytest.mark.parametrize("positional", ["sinusoidal", "learned", "rope"])
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned", "rope", "none"])
 def test_causal(positional):
     """Changing token t changes no prediction before t."""
     torch.manual_seed(0)
@@ -140,6 +140,19 @@ def test_switches_change_the_modules():
     )
     assert block.ffn.gate.out_features == math.ceil(8 * 16 / 3)
     assert isinstance(GPT(tiny(norm_placement="post")).final_norm, nn.Identity)
+
+
+def test_no_positions_only_the_causal_mask_tells_order():
+    """positional="none" adds nothing to the embeddings. One layer then cannot tell a swap of two
+    earlier tokens at the last position (it attends to the same set of keys); from the second
+    layer on it can, because the causal mask made the first layer's outputs order-dependent."""
+    torch.manual_seed(0)
+    idx, swapped = torch.tensor([[1, 2, 3, 4]]), torch.tensor([[2, 1, 3, 4]])
+    one_layer = GPT(tiny(positional="none", n_layers=1)).eval()
+    torch.testing.assert_close(one_layer.embed(idx), one_layer.token_embedding(idx))
+    torch.testing.assert_close(one_layer(idx)[0][:, -1], one_layer(swapped)[0][:, -1])
+    two_layers = GPT(tiny(positional="none", n_layers=2)).eval()
+    assert not torch.allclose(two_layers(idx)[0][:, -1], two_layers(swapped)[0][:, -1])
 
 
 def test_learned_positions_are_parameters():

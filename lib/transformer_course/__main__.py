@@ -72,6 +72,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
+    from .model import POSITIONALS
     from .train import MODEL_PRESETS, PRESETS
 
     demo, model = PRESETS["cpu-demo"], MODEL_PRESETS["cpu-demo"]
@@ -125,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--positional",
-        choices=["sinusoidal", "learned", "rope"],
-        help=f"how the model knows positions: the seed's sinusoidal table, a learned table, or RoPE (cpu-demo: {model['positional']})",
+        choices=list(POSITIONALS),
+        help=f"how the model knows positions: the seed's sinusoidal table, a learned table, RoPE, or none (cpu-demo: {model['positional']})",
     )
     group = train.add_argument_group("training (a TrainConfig; unset options come from --preset)")
     group.add_argument(

@@ -22,7 +22,7 @@ from .feedforward import FeedForward, SwiGLU
 from .norm import LayerNorm, RMSNorm
 from .positional import sinusoidal_encoding
 
-POSITIONALS = ("sinusoidal", "learned", "rope")
+POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
 FEEDFORWARDS = ("relu", "gelu", "silu", "swiglu")
 PLACEMENTS = ("pre", "post")
@@ -46,7 +46,7 @@ class GPTConfig:
 
     ``vocab_size`` is the number of rows of the embedding table (max token id + 1).
     The switches: ``positional`` ("sinusoidal" table added to the embeddings, "learned"
-    table, or "rope" rotations inside attention), ``norm`` ("layernorm" | "rmsnorm"),
+    table, "rope" rotations inside attention, or "none": only the causal mask tells order), ``norm`` ("layernorm" | "rmsnorm"),
     ``feedforward`` ("relu" | "gelu" | "silu" | "swiglu"), ``d_ff`` (hidden width;
     default 4 · d_model, or ⌈8/3 · d_model⌉ for SwiGLU, which keeps the parameter count),
     ``n_kv_heads`` (fewer K/V heads = grouped-query attention; None = n_heads),
@@ -278,7 +278,8 @@ class GPT(nn.Module):
         return ids.long()
 
     def embed(self, idx: torch.Tensor) -> torch.Tensor:
-        """Token embeddings plus positions (none for RoPE, which acts inside attention):
+        """Token embeddings plus positions (nothing added for RoPE, which acts inside
+        attention, or for ``positional="none"``):
         idx [B, T] -> [B, T, C]."""
         T = idx.shape[1]
         x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
