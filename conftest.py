@@ -9,6 +9,7 @@ The browser tests (``make test-browser``) get the same table, one row per notebo
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import defaultdict
@@ -103,6 +104,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Before any notebook kernel starts: the pinned CPU kernels the stored outputs were
+    # computed with (tools/nbtool.py sets the same), so nbval's strict comparison holds on
+    # AVX2 and AVX-512 machines alike. Values already set (the Makefile's THREADS) win.
+    from transformer_course.device import reproducible_cpu_environment
+
+    for name, value in reproducible_cpu_environment().items():
+        os.environ.setdefault(name, value)
     if not hasattr(config, "workerinput"):  # only the controller (or a run without xdist) prints
         config.pluginmanager.register(_TimeTablePlugin(), "course-time-table")
 

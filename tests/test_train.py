@@ -293,3 +293,53 @@ def test_exercise_checks():
     assert ex.check_resume_steps(400, 300, 700) and not ex.check_resume_steps(700, 300, 700)
     for feedback in (ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None), ex.check_saved_parameters(..., 9, 3, 2, True)):
         assert not feedback.answered and "Not answered" in str(feedback)
+
+
+# --- the CUDA recipe, run on the CPU ----------------------------------------------------------
+# No GPU is lent to CI. CUDA training differs from CPU training only in the dtype that
+# `device.autocast_dtype` returns (bf16), and torch.autocast has a CPU bf16 mode too, so the
+# same `train`/`evaluate` code that runs under `torch.autocast("cuda", bfloat16)` runs here.
+
+
+def _record_linear_dtypes(model: GPT) -> list[torch.dtype]:
+    seen: list[torch.dtype] = []
+    first_linear = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    first_linear.register_forward_hook(lambda _m, _inp, out: seen.append(out.dtype))
+    return seen
+
+
+def test_bf16_autocast_path_trains_like_float32(monkeypatch):
+    import transformer_course.train as train_module
+
+    # A learnable stream (each token fixes the next one), so the loss has somewhere to go.
+    train_ids = (torch.arange(2000) * 7) % VOCAB  # (N,)
+    val_ids = (torch.arange(400) * 7 + 3) % VOCAB  # (M,)
+    config = quick(steps=150, lr=1e-2, warmup=5, eval_interval=0)
+    plain = tiny(dropout=0.0)
+    history_fp32 = train(plain, train_ids, val_ids, config)
+
+    monkeypatch.setattr(train_module, "autocast_dtype", lambda device: torch.bfloat16)
+    mixed = tiny(dropout=0.0)
+    linear_dtypes = _record_linear_dtypes(mixed)
+    history_bf16 = train(mixed, train_ids, val_ids, config)
+
+    assert set(linear_dtypes) == {torch.bfloat16}, "autocast must really run the matmuls in bf16"
+    assert all(p.dtype == torch.float32 for p in mixed.parameters()), "weights stay float32"
+    assert history_bf16.train_loss[0] > 3.3 and history_bf16.train_loss[-1] < 2.0  # from ln 32
+    # bf16 keeps 8 bits of mantissa: the two runs drift apart a little, never a lot.
+    assert history_bf16.val_loss[-1] == pytest.approx(history_fp32.val_loss[-1], abs=0.1)
+    with_autocast = evaluate(mixed, val_ids, 8)
+    without = evaluate(mixed, val_ids, 8, autocast=False)
+    assert with_autocast == pytest.approx(without, abs=0.05) and with_autocast != without
+
+
+def test_autocast_dtype_follows_the_gpu(monkeypatch):
+    from transformer_course.device import autocast_dtype
+
+    cuda = torch.device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert autocast_dtype(cuda) is torch.bfloat16
+    # A GPU without bf16 (before Ampere) trains in float32 rather than risk fp16 overflow.
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert autocast_dtype(cuda) is None
+    assert autocast_dtype(torch.device("mps")) is None

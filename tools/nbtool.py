@@ -27,6 +27,7 @@ from nbclient import NotebookClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
+from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 
 CELL_MARK = re.compile(r"^# %%(?P<rest>.*)$")
 BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
@@ -106,10 +107,10 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.NotebookNode:
-    # The same single torch thread as `make test` (see the Makefile), so the stored outputs
-    # are computed exactly as nbval recomputes them.
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
+    # The same pinned CPU kernels and single thread as the test suite (see conftest.py), so
+    # the stored outputs are computed exactly as nbval recomputes them on any x86-64 machine.
+    for name, value in reproducible_cpu_environment().items():
+        os.environ.setdefault(name, value)
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

@@ -2,11 +2,14 @@
 
 The course runs on CUDA, Apple MPS or the CPU. ``pick_device`` prefers them in
 that order; the environment variable ``TRANSFORMER_COURSE_DEVICE`` overrides.
+``reproducible_cpu_environment`` names the settings under which the stored notebook
+outputs are computed, so any x86-64 machine prints exactly the same numbers.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import random
 
 import torch
@@ -71,3 +74,23 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
     if device.type == "cuda" and torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return None
+
+
+def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
+    """Environment variables under which CPU results are bit-identical across x86-64 machines.
+
+    PyTorch and MKL pick their kernels by instruction set: an AVX-512 machine sums in a
+    different order than an AVX2 one, and a model trained for hundreds of steps turns those
+    last-bit differences into a different loss in the second decimal and different generated
+    text. Pinning every x86-64 machine to its AVX2 kernels (``ATEN_CPU_CAPABILITY``, MKL's
+    conditional numerical reproducibility ``MKL_CBWR``, oneDNN's ``ONEDNN_MAX_CPU_ISA``) and
+    to one thread makes the stored notebook outputs what nbval recomputes anywhere.
+    ``tools/nbtool.py`` and the test suite set these before a kernel starts; they must be in
+    the environment before ``torch`` is imported. Other processors (Apple silicon, Arm) get
+    the thread settings only: their kernels differ anyway, and PyTorch would warn about an
+    x86 value. ``machine`` defaults to ``platform.machine()``.
+    """
+    environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
+        environment.update(ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
+    return environment

@@ -1,0 +1,92 @@
+"""The pinned CPU kernels behind strict nbval: the same bits on every x86-64 machine.
+
+The stored outputs of the notebooks that train (11–14) were computed under
+``device.reproducible_cpu_environment()``. Without it an AVX-512 machine trains along a
+slightly different path than an AVX2 one and nbval fails on numbers like "5.00" vs "4.99"
+(seen here: the outputs stored on one CI machine failed 17 cells on another). These tests
+check the premise directly, in fresh interpreters, so a machine where the pins do not take
+fails here with one clear message.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer_course.device import reproducible_cpu_environment
+
+#: Three AdamW steps of a small GPT; prints the float64 sum of every parameter in hex (exact).
+PROBE = """
+import torch
+from transformer_course.model import GPT, GPTConfig
+from transformer_course.train import make_optimizer
+torch.manual_seed(0)
+model = GPT(GPTConfig(vocab_size=256, context_length=16, d_model=64, n_heads=4, n_layers=2, dropout=0.0))
+optimizer = make_optimizer(model, lr=1e-2)
+x = torch.randint(0, 256, (8, 17), generator=torch.Generator().manual_seed(1))  # (B, T + 1)
+for _ in range(3):
+    _, loss = model(x[:, :-1], x[:, 1:])
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(sum(p.double().sum() for p in model.parameters()).item().hex())
+"""
+#: The probe's answer under the pinned environment, recorded with the torch CI installs
+#: (.ci/run: torch==2.13.0, CPU build) on an AMD AVX2 machine.
+RECORDED_TORCH = "2.13.0"
+RECORDED_CHECKSUM = "0x1.5eb2b86c6a959p+8"
+
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+PINNED_NAMES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
+
+
+def _probe(**environment: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in PINNED_NAMES}
+    env.update(environment)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300, check=True
+    )
+    return result.stdout.strip()
+
+
+def test_pins_are_x86_only():
+    x86 = reproducible_cpu_environment("x86_64")
+    assert x86 == {
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_CBWR": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+    }
+    assert reproducible_cpu_environment("AMD64") == x86
+    assert reproducible_cpu_environment("arm64") == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def test_the_test_run_applies_the_pins():
+    """conftest.py sets them before nbval starts a kernel (kernels inherit this environment)."""
+    for name, value in reproducible_cpu_environment().items():
+        if name.endswith("_NUM_THREADS"):
+            assert os.environ.get(name), name  # the Makefile's THREADS may choose another count
+        else:
+            assert os.environ.get(name) == value, name
+
+
+@pytest.mark.skipif(not X86, reason="the pins and the recorded bits are for x86-64 processors")
+def test_pinned_kernels_give_the_recorded_bits_and_other_kernels_do_not():
+    if not torch.__version__.startswith(RECORDED_TORCH):
+        pytest.skip(f"bits recorded with torch {RECORDED_TORCH}; this is {torch.__version__}")
+    pinned = _probe(**reproducible_cpu_environment())
+    assert pinned == RECORDED_CHECKSUM, (
+        f"the pinned CPU kernels gave {pinned}, not the recorded {RECORDED_CHECKSUM}: on this "
+        "machine the stored notebook outputs will not be reproduced (see "
+        "device.reproducible_cpu_environment)"
+    )
+    # The probe is sensitive to the kernels: without the pins (scalar ATen kernels, MKL's
+    # compatibility path) the same steps give other bits, so the equality above means something.
+    other = _probe(OMP_NUM_THREADS="1", ATEN_CPU_CAPABILITY="default", MKL_CBWR="COMPATIBLE")
+    assert other != pinned
