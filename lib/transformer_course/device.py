@@ -85,8 +85,9 @@ def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
     text. Pinning every x86-64 machine to its AVX2 kernels (``ATEN_CPU_CAPABILITY``, MKL's
     conditional numerical reproducibility ``MKL_CBWR``, oneDNN's ``ONEDNN_MAX_CPU_ISA``) and
     to one thread makes the stored notebook outputs what nbval recomputes anywhere.
-    ``tools/nbtool.py`` and the test suite set these before a kernel starts; they must be in
-    the environment before ``torch`` is imported. Other processors (Apple silicon, Arm) get
+    ``tools/nbtool.py`` and the test suite put these into the environment that notebook
+    kernels inherit, before any kernel starts: a process reads them when it loads ``torch``,
+    so setting them inside a running kernel is too late. Other processors (Apple silicon, Arm) get
     the thread settings only: their kernels differ anyway, and PyTorch would warn about an
     x86 value. ``machine`` defaults to ``platform.machine()``.
     """
