@@ -11,7 +11,6 @@ fails here with one clear message.
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
@@ -41,8 +40,8 @@ print(sum(p.double().sum() for p in model.parameters()).item().hex())
 RECORDED_TORCH = "2.13.0"
 RECORDED_CHECKSUM = "0x1.5eb2b86c6a959p+8"
 
-X86 = platform.machine().lower() in ("x86_64", "amd64")
-PINNED_NAMES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
+X86 = "ATEN_CPU_CAPABILITY" in reproducible_cpu_environment()  # pins only on x86-64
+PINNED_NAMES = tuple(reproducible_cpu_environment("x86_64"))
 
 
 def _probe(**environment: str) -> str:

@@ -87,9 +87,9 @@ def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
     to one thread makes the stored notebook outputs what nbval recomputes anywhere.
     ``tools/nbtool.py`` and the test suite put these into the environment that notebook
     kernels inherit, before any kernel starts: a process reads them when it loads ``torch``,
-    so setting them inside a running kernel is too late. Other processors (Apple silicon, Arm) get
-    the thread settings only: their kernels differ anyway, and PyTorch would warn about an
-    x86 value. ``machine`` defaults to ``platform.machine()``.
+    so setting them inside a running kernel is too late. Other processors (Apple silicon,
+    Arm) get the thread settings only: their kernels differ anyway, and PyTorch would warn
+    about an x86 value. ``machine`` defaults to ``platform.machine()``.
     """
     environment = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
