@@ -8,11 +8,23 @@ trailing ``;`` would not do: nbval runs cells without history, where IPython
 ignores the ``;``.) An unanswered exercise (the learner left ``...`` in place)
 gets a gentle reminder rather than a "wrong", so a fresh notebook shows the
 same thing everywhere.
+
+Whatever a learner types, a checker answers with feedback: answers are read
+through :mod:`.answers` (numbers, shapes, tensors of any kind), and
+:func:`checker` turns anything a checker still could not handle into a
+"could not read your answer" verdict instead of a traceback.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from .answers import read_number, read_shape
+
+NOT_ANSWERED = "replace the `...` with your answer and run the cell again."
 
 
 @dataclass(frozen=True)
@@ -45,15 +57,54 @@ def report(correct: bool, success: str, hint: str, answered: bool = True) -> Fee
     return Feedback(correct=bool(correct) and answered, message=success if correct else hint, answered=answered)
 
 
-def check_value(answer: object, expected: object, success: str, hint: str, *, tolerance: float | None = None) -> Feedback:
-    """The common case: compare an answer with the expected value (numbers within ``tolerance``)."""
-    if unanswered(answer):
-        return report(False, success, "replace the `...` with your answer and run the cell again.", answered=False)
-    if tolerance is not None:
+def checker(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
+    """Decorate a ``check_*`` helper so that it can never show the learner a traceback.
+
+    The readers in :mod:`.answers` already turn odd answers into sentences; this is the net under
+    them, for an answer object that breaks even those (its ``__eq__`` or ``__len__`` raises).
+    """
+
+    @functools.wraps(check)
+    def guarded(answer: object, *args: object, **kwargs: object) -> Feedback:
         try:
-            ok = abs(float(answer) - float(expected)) <= tolerance
-        except (TypeError, ValueError):
-            ok = False
-    else:
-        ok = answer == expected
-    return report(ok, success, hint)
+            return check(answer, *args, **kwargs)
+        except Exception as error:
+            cause = f"{type(error).__name__}: {error}"
+            return report(
+                False,
+                "",
+                f"the checker could not judge this {type(answer).__name__} ({cause[:300]}). "
+                "Answer with a plain number, tuple, string or tensor, as the exercise asks.",
+            )
+
+    return guarded
+
+
+def _same(answer: object, expected: object) -> bool:
+    # A learner's object may compare to anything (an array compares element-wise): insist on a
+    # plain True.
+    return (answer == expected) is True
+
+
+def check_value(answer: object, expected: object, success: str, hint: str, *, tolerance: float | None = None) -> Feedback:
+    """The common case: compare an answer with the expected value.
+
+    A number is compared as a number (within ``tolerance`` when given), a tuple as a shape, and
+    anything else (a string, a pair of strings) by equality. An answer of the wrong kind gets a
+    sentence that says what kind was expected.
+    """
+    if unanswered(answer):
+        return report(False, success, NOT_ANSWERED, answered=False)
+    if isinstance(expected, tuple) and all(isinstance(v, int) for v in expected):
+        shape, problem = read_shape(answer)
+        return report(False, success, problem) if problem else report(shape == expected, success, hint)
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        value, problem = read_number(answer)
+        if problem:
+            return report(False, success, problem)
+        if tolerance is not None:
+            return report(abs(value - expected) <= tolerance, success, hint)
+        return report(math.isclose(value, expected, rel_tol=1e-12, abs_tol=0.0), success, hint)
+    if isinstance(expected, tuple) and isinstance(answer, list):
+        answer = tuple(answer)
+    return report(_same(answer, expected), success, hint)

@@ -6,65 +6,46 @@ import math
 
 import torch
 
-from . import Feedback, check_value, report, unanswered
-
-_NOT_ANSWERED = "replace the `...` with your answer and run the cell again."
-
-
-def _as_float(answer: object) -> object:
-    # Learners may answer with a 0-d tensor; compare it as a number.
-    item = getattr(answer, "item", None)
-    return item() if callable(item) and getattr(answer, "numel", lambda: 1)() == 1 else answer
-
-
-def _as_shape(answer: object) -> object:
-    if isinstance(answer, torch.Size):
-        return tuple(answer)
-    if isinstance(answer, list):
-        return tuple(answer)
-    return answer
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
+from .answers import first_difference, read_tensor
 
 
 def _check_tensor(
     answer: object, expected: torch.Tensor, success: str, hint: str, *, atol: float = 1e-4
 ) -> Feedback:
     if unanswered(answer):
-        return report(False, success, _NOT_ANSWERED, answered=False)
-    if not isinstance(answer, torch.Tensor):
-        return report(
-            False, success, f"answer with a torch.Tensor, got {type(answer).__name__}. {hint}"
-        )
-    if tuple(answer.shape) != tuple(expected.shape):
-        return report(
-            False,
-            success,
-            f"expected shape {tuple(expected.shape)}, got {tuple(answer.shape)}. {hint}",
-        )
-    if expected.dtype == torch.bool or answer.dtype == torch.bool:
-        ok = answer.dtype == expected.dtype and bool(torch.equal(answer, expected))
+        return report(False, success, NOT_ANSWERED, answered=False)
+    want = expected.detach().to(torch.bool if expected.dtype == torch.bool else torch.float64)
+    given, problem = read_tensor(answer, want.dtype)
+    if problem:
+        return report(False, success, f"{problem} {hint}")
+    if tuple(given.shape) != tuple(want.shape):
+        return report(False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}")
+    if want.dtype == torch.bool:
+        ok = bool(torch.equal(given, want))
     else:
-        got = answer.detach().to(torch.float64)
-        want = expected.detach().to(torch.float64)
-        ok = bool(torch.allclose(got, want, atol=atol, rtol=1e-4, equal_nan=False)) and bool(
-            torch.equal(torch.isinf(got), torch.isinf(want))
+        ok = bool(torch.allclose(given, want, atol=atol, rtol=1e-4, equal_nan=False)) and bool(
+            torch.equal(torch.isinf(given), torch.isinf(want))
         )
-    return report(ok, success, hint)
+    return report(ok, success, hint if ok else f"{first_difference(given, want, atol)} {hint}")
 
 
 # ---- 04_qkv -------------------------------------------------------------------------------
 
 
+@checker
 def check_split_shape(answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8) -> Feedback:
     """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
     expected = (B, H, T, C // H)
     return check_value(
-        _as_shape(answer),
+        answer,
         expected,
         f"({B}, {T}, {C}) → ({B}, {T}, {H}, {C // H}) → {expected}: D = {C} / {H} = {C // H}.",
         "the head axis moves in front of time: (B, T, C) → (B, T, H, D) → (B, H, T, D) with D = C // H.",
     )
 
 
+@checker
 def check_head_of_column(
     answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4
 ) -> Feedback:
@@ -72,7 +53,7 @@ def check_head_of_column(
     D = d_model // n_heads
     expected = column // D
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"each head owns a block of D = {D} consecutive columns, so column {column} belongs to head "
         f"{column} // {D} = {expected}.",
@@ -80,11 +61,12 @@ def check_head_of_column(
     )
 
 
+@checker
 def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
     expected = 3 * (d_model * d_model + d_model)
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"3 × ({d_model}·{d_model} weights + {d_model} biases) = {expected}; the number of heads does not change it.",
         "each of the three maps is a d_model × d_model matrix plus a bias of d_model numbers; "
@@ -95,12 +77,13 @@ def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
 # ---- 05_scale -----------------------------------------------------------------------------
 
 
+@checker
 def check_scale_factor(answer: object, d_model: int = 64, n_heads: int = 4) -> Feedback:
     """The factor the scores of one head are multiplied by: 1 / √(d_model / n_heads)."""
     d_k = d_model // n_heads
     expected = 1 / math.sqrt(d_k)
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"each head works in d_k = {d_model} / {n_heads} = {d_k} dimensions, so the factor is 1/√{d_k} = {expected:g}.",
         "d_k is the size of one head (d_model // n_heads), not d_model; the factor is 1 / √d_k.",
@@ -108,10 +91,11 @@ def check_scale_factor(answer: object, d_model: int = 64, n_heads: int = 4) -> F
     )
 
 
+@checker
 def check_score_variance(answer: object, d_k: int = 256) -> Feedback:
     """The variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
     return check_value(
-        _as_float(answer),
+        answer,
         d_k,
         f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k}; "
         f"dividing by √{d_k} brings it back to 1.",
@@ -120,10 +104,11 @@ def check_score_variance(answer: object, d_k: int = 256) -> Feedback:
     )
 
 
+@checker
 def check_scaled_std(answer: object, d_k: int = 256) -> Feedback:
     """The standard deviation of q·k / √d_k for the same random vectors."""
     return check_value(
-        _as_float(answer),
+        answer,
         1.0,
         "Var(q·k / √d_k) = d_k / d_k = 1, so the standard deviation is 1 whatever d_k is.",
         f"dividing by √{d_k} divides the variance ({d_k}) by {d_k}.",
@@ -134,6 +119,7 @@ def check_scaled_std(answer: object, d_k: int = 256) -> Feedback:
 # ---- 06_mask ------------------------------------------------------------------------------
 
 
+@checker
 def check_causal_mask(answer: object, T: int = 5) -> Feedback:
     """A boolean [T, T] mask, True where query i may attend to key j (j ≤ i)."""
     expected = torch.ones(T, T, dtype=torch.bool).tril()
@@ -146,21 +132,23 @@ def check_causal_mask(answer: object, T: int = 5) -> Feedback:
     )
 
 
+@checker
 def check_visible_keys(answer: object, query: int = 5) -> Feedback:
     """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
     return check_value(
-        _as_float(answer),
+        answer,
         query + 1,
         f"positions 0 … {query}: {query + 1} keys (itself included).",
         "a query sees every earlier position and itself, and positions start at 0.",
     )
 
 
+@checker
 def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
     """The fraction of the T × T scores that the causal mask sets to −inf."""
     expected = (T * (T - 1) / 2) / (T * T)
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"the strict upper triangle holds T(T−1)/2 = {T * (T - 1) // 2} of {T * T} entries: {expected:.5f}.",
         "count the entries strictly above the diagonal and divide by T².",
@@ -171,6 +159,7 @@ def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
 # ---- 07_softmax ---------------------------------------------------------------------------
 
 
+@checker
 def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Feedback:
     """softmax of one row of scores ``scores`` [T] (default ``[2, 1, 0, -inf]``); the answer is [T] too."""
     if scores is None:
@@ -184,11 +173,12 @@ def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Fee
     )
 
 
+@checker
 def check_uniform_entropy(answer: object, n: int = 16) -> Feedback:
     """The entropy (nats) of a row that spreads its weight evenly over ``n`` keys."""
     expected = math.log(n)
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"−Σ (1/{n}) log(1/{n}) = log {n} ≈ {expected:.4f} nats, the largest entropy {n} keys allow.",
         "every weight is 1/n, so the entropy is −n · (1/n) · log(1/n).",
@@ -196,10 +186,11 @@ def check_uniform_entropy(answer: object, n: int = 16) -> Feedback:
     )
 
 
+@checker
 def check_temperature_limit(answer: object) -> Feedback:
     """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
     return check_value(
-        _as_float(answer),
+        answer,
         1,
         "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all.",
         "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index.",
@@ -209,17 +200,19 @@ def check_temperature_limit(answer: object) -> Feedback:
 # ---- 08_v_attention -----------------------------------------------------------------------
 
 
+@checker
 def check_mha_params(answer: object, d_model: int = 64) -> Feedback:
     """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (any n_heads)."""
     expected = 4 * (d_model * d_model + d_model)
     return check_value(
-        _as_float(answer),
+        answer,
         expected,
         f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}.",
         "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
     )
 
 
+@checker
 def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
     """The output of one head: ``weights`` [T, T] @ ``v`` [T, D]."""
     expected = weights @ v  # (T, T) @ (T, D) -> (T, D)
@@ -231,13 +224,14 @@ def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tenso
     )
 
 
+@checker
 def check_merged_shape(
     answer: object, B: int = 4, H: int = 4, T: int = 16, D: int = 16
 ) -> Feedback:
     """The shape of merge_heads on a [B, H, T, D] tensor."""
     expected = (B, T, H * D)
     return check_value(
-        _as_shape(answer),
+        answer,
         expected,
         f"(B, H, T, D) → (B, T, H, D) → (B, T, H·D) = {expected}.",
         "move the head axis back behind time and glue the heads' columns side by side.",

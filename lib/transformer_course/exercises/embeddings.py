@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_shape
 
 
+@checker
 def check_table_parameters(answer: object, vocab_size: int = 100_070, d_model: int = 512) -> Feedback:
     """How many numbers does an embedding table with ``vocab_size`` rows and ``d_model`` columns hold?"""
     expected = vocab_size * d_model
@@ -16,15 +18,15 @@ def check_table_parameters(answer: object, vocab_size: int = 100_070, d_model: i
     )
 
 
+@checker
 def check_lookup_shape(answer: object, batch_size: int = 8, context_length: int = 32, d_model: int = 128) -> Feedback:
     """Shape of ``embedding(ids)`` for ids of shape [batch_size, context_length]."""
     if unanswered(answer):
         return report(False, "", "replace the `...` with a tuple such as (2, 3, 4).", answered=False)
     expected = (batch_size, context_length, d_model)
-    try:
-        given = tuple(int(v) for v in answer)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        given = None
+    given, problem = read_shape(answer)
+    if problem:
+        return report(False, "", problem)
     return report(
         given == expected,
         f"every id becomes a row of {d_model} numbers: {expected}.",
@@ -32,6 +34,7 @@ def check_lookup_shape(answer: object, batch_size: int = 8, context_length: int 
     )
 
 
+@checker
 def check_rows_needed(answer: object, max_id: int = 100_069) -> Feedback:
     """How many rows must a table have so that id ``max_id`` can be looked up?"""
     return check_value(

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import torch
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_shape
 
 
+@checker
 def check_cross_attention_shape(
     answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8
 ) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
     expected = (B, H, T, S)
-    given = tuple(answer) if isinstance(answer, (tuple, list, torch.Size)) else answer
+    given, _ = read_shape(answer)
     hint = (
         "the queries come from the decoder (T of them) and the keys from the encoder (S of them): "
         "the weights are [B, H, queries, keys]."
@@ -22,26 +24,26 @@ def check_cross_attention_shape(
             "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
         )
     return check_value(
-        given,
+        answer,
         expected,
         f"{expected}: one row per decoder query, one column per source token.",
         hint,
     )
 
 
+@checker
 def check_reversal_alignment(answer: object, n: int = 7, k: int = 1) -> Feedback:
     """Reversing an n-digit source: which source position (0-based) holds answer digit k?"""
     expected = n - 1 - k
-    item = getattr(answer, "item", None)
-    value = item() if callable(item) else answer
     return check_value(
-        value,
+        answer,
         expected,
         f"answer digit {k} is source digit n − 1 − k = {expected}: the anti-diagonal of the map.",
         "the answer's first digit (k = 0) is the source's LAST digit (position n − 1); count back from there.",
     )
 
 
+@checker
 def check_encoder_mask(answer: object, T: int = 5) -> Feedback:
     """The boolean self-attention mask of an encoder over T real tokens (True = may attend)."""
     if unanswered(answer):

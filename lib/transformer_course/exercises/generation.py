@@ -6,16 +6,13 @@ import math
 
 import torch
 
-from . import Feedback, check_value
+from . import Feedback, check_value, checker
 
 PROBS = (0.5, 0.3, 0.15, 0.05)
 
 
-def _as_number(answer: object) -> object:
-    item = getattr(answer, "item", None)
-    return item() if callable(item) and getattr(answer, "numel", lambda: 1)() == 1 else answer
 
-
+@checker
 def check_top_p_count(answer: object, probs=PROBS, top_p: float = 0.75) -> Feedback:
     """How many tokens does top-p sampling keep for next-token probabilities ``probs``?"""
     ordered = sorted(probs, reverse=True)
@@ -26,7 +23,7 @@ def check_top_p_count(answer: object, probs=PROBS, top_p: float = 0.75) -> Feedb
         total += p
         expected += 1
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"the {expected} most probable tokens hold {total:.2f} ≥ {top_p}; without the last of them only "
         f"{total - ordered[expected - 1]:.2f}.",
@@ -34,6 +31,7 @@ def check_top_p_count(answer: object, probs=PROBS, top_p: float = 0.75) -> Feedb
     )
 
 
+@checker
 def check_temperature_probability(
     answer: object, logits=(2.0, 1.0, 0.0), temperature: float = 0.5
 ) -> Feedback:
@@ -42,7 +40,7 @@ def check_temperature_probability(
         0
     ].item()
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"softmax({[round(z / temperature, 2) for z in logits]})[0] ≈ {expected:.4f}: a low temperature sharpens.",
         "divide every logit by the temperature first, then take the softmax.",
@@ -50,11 +48,12 @@ def check_temperature_probability(
     )
 
 
+@checker
 def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1)) -> Feedback:
     """The total log-probability of a continuation whose tokens had probabilities ``probs``."""
     expected = sum(math.log(p) for p in probs)
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"ln 0.5 + ln 0.2 + ln 0.1 = ln 0.01 ≈ {expected:.4f}: log-probabilities add up.",
         "the probability of the whole continuation is the product of its tokens' probabilities; take the "
@@ -63,11 +62,12 @@ def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1)) -> Feedback:
     )
 
 
+@checker
 def check_beam_candidates(answer: object, beam_width: int = 4, vocab_size: int = 3771) -> Feedback:
     """How many candidate continuations does one beam-search step score (before keeping the best)?"""
     expected = beam_width * vocab_size
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"each of the {beam_width} kept beams is extended by each of the {vocab_size:,} tokens: {expected:,} "
         f"candidates, of which {beam_width} are kept.",

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import math
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_shape
 
 
-def _as_number(answer: object) -> object:
-    item = getattr(answer, "item", None)
-    return item() if callable(item) and getattr(answer, "numel", lambda: 1)() == 1 else answer
-
-
+@checker
 def check_logits_shape(
     answer: object, batch_size: int = 4, context_length: int = 16, vocab_size: int = 100_070
 ) -> Feedback:
@@ -21,10 +18,9 @@ def check_logits_shape(
             False, "", "replace the `...` with a tuple such as (2, 3, 5).", answered=False
         )
     expected = (batch_size, context_length, vocab_size)
-    try:
-        given = tuple(int(n) for n in answer)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        given = None
+    given, problem = read_shape(answer)
+    if problem:
+        return report(False, "", problem)
     return report(
         given == expected,
         f"{expected}: one score per vocabulary entry, at every position of every window.",
@@ -32,11 +28,12 @@ def check_logits_shape(
     )
 
 
+@checker
 def check_uniform_loss(answer: object, vocab_size: int = 3771) -> Feedback:
     """The cross-entropy of a model that gives every one of ``vocab_size`` tokens the same probability."""
     expected = math.log(vocab_size)
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"−log(1/{vocab_size}) = ln {vocab_size} ≈ {expected:.4f}.",
         "every token gets probability 1/V, and the loss is −log of the target's probability (natural log).",
@@ -44,11 +41,12 @@ def check_uniform_loss(answer: object, vocab_size: int = 3771) -> Feedback:
     )
 
 
+@checker
 def check_cross_entropy(answer: object, probability: float = 0.25) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
     expected = -math.log(probability)
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"−ln {probability} ≈ {expected:.4f}; only the true token's probability matters.",
         "cross-entropy at one position is −log p(true next token), with the natural logarithm.",
@@ -56,11 +54,12 @@ def check_cross_entropy(answer: object, probability: float = 0.25) -> Feedback:
     )
 
 
+@checker
 def check_tying_saving(answer: object, vocab_size: int = 100_070, d_model: int = 64) -> Feedback:
     """How many parameters does weight tying save (the output layer has no bias)?"""
     expected = vocab_size * d_model
     return check_value(
-        _as_number(answer),
+        answer,
         expected,
         f"the whole {vocab_size:,} × {d_model} output matrix: {expected:,} parameters.",
         "with tying the output layer reuses the embedding table, so its own V × C matrix disappears.",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_number
 
 
+@checker
 def check_rope_angle(answer: object, position: int = 5, pair: int = 1, head_dim: int = 8, base: float = 10000.0) -> Feedback:
     """By how many radians does RoPE turn pair ``pair`` of a vector at ``position``?"""
     expected = position * base ** (-2 * pair / head_dim)
@@ -17,6 +19,7 @@ def check_rope_angle(answer: object, position: int = 5, pair: int = 1, head_dim:
     )
 
 
+@checker
 def check_kv_cache_bytes(
     answer: object, n_layers: int = 32, n_kv_heads: int = 8, head_dim: int = 128, bytes_per_value: int = 2
 ) -> Feedback:
@@ -32,15 +35,15 @@ def check_kv_cache_bytes(
     )
 
 
+@checker
 def check_swiglu_hidden(answer: object, d_model: int = 512) -> Feedback:
     """Which SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN?"""
     if unanswered(answer):
         return report(False, "", "replace the `...` with a whole number.", answered=False)
     exact = 8 * d_model / 3
-    try:
-        value = float(answer)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return report(False, "", "answer with a number, the hidden width d_ff.")
+    value, problem = read_number(answer)
+    if problem:
+        return report(False, "", f"{problem} The answer is the hidden width d_ff.")
     return report(
         abs(value - exact) <= 1,
         f"3 · d · d_ff = 8 · d² gives d_ff = 8d/3 ≈ {exact:.1f}; real models round it (LLaMA to a multiple of 256).",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
 
 SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
+@checker
 def check_second_merge(answer: object) -> Feedback:
     """Which pair does BPE merge second on the seed sentence? Answer as a tuple of two strings."""
     from ..tokenizer import train_bpe
@@ -14,10 +15,13 @@ def check_second_merge(answer: object) -> Feedback:
     expected = train_bpe(SEED_SENTENCE, 2).merges[1]
     if unanswered(answer):
         return report(False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False)
-    try:
-        given = tuple(answer)  # type: ignore[arg-type]
-    except TypeError:
-        given = None
+    if not (
+        isinstance(answer, (tuple, list))
+        and len(answer) == 2
+        and all(isinstance(symbol, str) for symbol in answer)
+    ):
+        return report(False, "", "answer with a pair of two strings, such as ('t', 'i').")
+    given = tuple(answer)
     if given == expected:
         return report(True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", "")
     hint = (
@@ -29,6 +33,7 @@ def check_second_merge(answer: object) -> Feedback:
     return report(False, "", hint)
 
 
+@checker
 def check_token_count(answer: object, text: str = "Tokenization isn't magic!") -> Feedback:
     """How many cl100k_base tokens does ``text`` have?"""
     from ..tokenizer import get_encoding
@@ -42,6 +47,7 @@ def check_token_count(answer: object, text: str = "Tokenization isn't magic!") -
     )
 
 
+@checker
 def check_space_token(answer: object) -> Feedback:
     """Which cl100k_base id is the text ' ' (one space) on its own?"""
     from ..tokenizer import get_encoding

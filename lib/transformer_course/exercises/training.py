@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
 
 
+@checker
 def check_warmup_lr(
     answer: object, step: int, steps: int, lr: float, warmup: int, min_lr: float | None
 ) -> Feedback:
@@ -21,6 +22,7 @@ def check_warmup_lr(
     )
 
 
+@checker
 def check_validation_windows(answer: object, val_tokens: int, context_length: int) -> Feedback:
     """How many non-overlapping windows does ``evaluate`` cut the validation split into?"""
     expected = (val_tokens - 1) // context_length
@@ -33,6 +35,7 @@ def check_validation_windows(answer: object, val_tokens: int, context_length: in
     )
 
 
+@checker
 def check_saved_parameters(
     answer: object, full_vocab: int, compact_vocab: int, d_model: int, tied: bool
 ) -> Feedback:
@@ -57,6 +60,7 @@ def check_saved_parameters(
     )
 
 
+@checker
 def check_resume_steps(answer: object, saved_step: int, total_steps: int) -> Feedback:
     """A checkpoint saved after ``saved_step`` steps is resumed with ``steps=total_steps``: how many steps run?"""
     expected = max(0, total_steps - saved_step)

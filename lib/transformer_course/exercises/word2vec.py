@@ -6,9 +6,10 @@ import torch
 import torch.nn.functional as F
 
 from .. import word2vec as w2v
-from . import Feedback, check_value, report, unanswered
+from . import Feedback, check_value, checker, report, unanswered
 
 
+@checker
 def check_pair_count(
     answer: object, sentence: str = "the man loves his son", window: int = 2
 ) -> Feedback:
@@ -26,6 +27,7 @@ def check_pair_count(
     )
 
 
+@checker
 def check_one_hot_cosine(answer: object) -> Feedback:
     """What is the cosine similarity between the one-hot vectors of two different words?"""
     a, b = torch.eye(5)[1], torch.eye(5)[3]  # (5,), (5,)
@@ -39,6 +41,7 @@ def check_one_hot_cosine(answer: object) -> Feedback:
     )
 
 
+@checker
 def check_nearest(
     answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str
 ) -> Feedback:
@@ -46,6 +49,8 @@ def check_nearest(
     ``word``'s, itself excluded?"""
     if unanswered(answer):
         return report(False, "", "replace the `...` with a word (a str).", answered=False)
+    if not isinstance(answer, str):
+        return report(False, "", f"answer with a word (a str), got a {type(answer).__name__}.")
     expected = w2v.nearest(vectors, vocab, word, k=1)[0][0]
     if answer == word:
         return report(
