@@ -43,7 +43,7 @@ def test_view_draws_the_closed_form(context_length, d_model, base, dimension):
     fig = pv.positional_view(context_length, d_model, base, dimension)
     assert isinstance(fig, Figure)
     heatmap_ax, wave_ax = fig.axes[0], fig.axes[1]
-    image = heatmap_ax.images[0].get_array()
+    image = heatmap_ax.collections[0].get_array().reshape(context_length, d_model)  # seaborn's mesh
     expected = np.array([[closed_form(p, c, d_model, base) for c in range(d_model)] for p in range(context_length)])
     np.testing.assert_allclose(np.asarray(image), expected, atol=1e-6)
     dots = wave_ax.lines[1].get_ydata()
