@@ -134,6 +134,20 @@ def test_scale_view_returns_figure_or_message():
         scale_knobs.score_sample(0, scaled=True)
 
 
+def test_scale_histogram_keeps_its_range_so_the_spread_shows():
+    # The review found the x-axis rescaling with the data, which made scaled and unscaled
+    # histograms look the same. Same axis for every knob; unscaled at d_k = 1024 fills it.
+    spans = {}
+    for scaled in (False, True):
+        fig = scale_knobs.scale_view(d_k=1024, scaled=scaled, row=0)
+        hist = fig.axes[0]
+        assert hist.get_xlim() == (-scale_knobs.SCORE_RANGE, scale_knobs.SCORE_RANGE)
+        filled = [bar.get_x() for bar in hist.patches if bar.get_height() > 0]
+        spans[scaled] = max(filled) - min(filled)
+        plt.close(fig)
+    assert spans[False] > 10 * spans[True]
+
+
 def test_scale_widget_builds():
     pytest.importorskip("ipywidgets")
     box = scale_knobs.scale_widget(d_k=16)

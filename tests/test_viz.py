@@ -100,3 +100,14 @@ def test_tick_labels_never_touch(shape, cell_size):
             assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in labels]
         steps = np.diff(ax.get_xticks())
         assert set(steps) <= {1, 2, 4, 5, 8, 10, 20, 25, 40, 50}, steps  # round steps only
+
+
+def test_distributions_overlay_one_density_per_sample():
+    generator = torch.Generator().manual_seed(0)
+    wide, narrow = 16 * torch.randn(4000, generator=generator), torch.randn(4000, generator=generator)
+    fig = viz.plot_distributions({"wide": wide, "narrow": narrow}, xlabel="score")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["wide", "narrow"]
+    # Densities: the narrow sample peaks about 16 times higher than the wide one.
+    heights = [poly.get_paths()[0].vertices[:, 1].max() for poly in ax.collections]  # step outlines
+    assert len(heights) == 2 and heights[1] > 8 * heights[0], heights

@@ -208,6 +208,30 @@ def plot_curves(
     return fig
 
 
+def plot_distributions(
+    samples: Mapping[str, object],
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    bins: int = 60,
+    figsize: tuple[float, float] = (6.5, 3.8),
+) -> Figure:
+    """Overlay the histograms of named samples as densities, one outline each (introduced in
+    05_scale), with ``seaborn.histplot``: each sample is normalised on its own, so a narrow and a
+    wide distribution can be compared on one axis."""
+    fig, ax = _new_axes(ax, figsize)
+    frames = [(name, to_numpy(values).ravel()) for name, values in samples.items()]
+    low = min(float(values.min()) for _, values in frames)
+    high = max(float(values.max()) for _, values in frames)
+    edges = np.linspace(low, high, bins + 1)  # shared bins: widths comparable across samples
+    for name, values in frames:
+        seaborn.histplot(values, bins=edges, stat="density", element="step", fill=True, alpha=0.3, label=name, ax=ax)
+    ax.set(title=title or "", xlabel=xlabel or "", ylabel="density")
+    ax.legend()
+    return fig
+
+
 def bar_chart(
     values: Mapping[str, float],
     *,

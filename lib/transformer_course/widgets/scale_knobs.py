@@ -11,12 +11,18 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
+import seaborn
 import torch
 from matplotlib.figure import Figure
 
 from .. import attention
 
 MAX_D_K = 4096
+#: The widget's largest d_k; the histogram's x-range is fixed to ±4·√(it) so that turning the
+#: slider visibly widens (unscaled) or keeps (scaled) the spread, instead of the axis rescaling.
+WIDGET_MAX_D_K = 1024
+SCORE_RANGE = 4 * math.sqrt(WIDGET_MAX_D_K)
 
 
 def check_knobs(d_k: int, n_keys: int = 16, row: int = 0) -> str | None:
@@ -77,10 +83,13 @@ def scale_view(
     weights = attention.softmax(scores)  # (T, T)
     stats = score_statistics(d_k, scaled=scaled, n_keys=n_keys, seed=seed)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
-    left.hist(scores.flatten().numpy(), bins=30, color="tab:blue")
+    values = scores.flatten().numpy()  # (T·T,)
+    bins = np.linspace(-SCORE_RANGE, SCORE_RANGE, 65)  # the same bins for every knob setting
+    seaborn.histplot(values.clip(-SCORE_RANGE, SCORE_RANGE), bins=bins, color="tab:blue", ax=left)
+    left.set_xlim(-SCORE_RANGE, SCORE_RANGE)
     label = "q·k / √d_k" if scaled else "q·k (unscaled)"
-    left.set_title(f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}")
-    left.set_xlabel("score")
+    left.set_title(f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}", fontsize=10)
+    left.set_xlabel(f"score (fixed range ±{SCORE_RANGE:.0f}; outliers in the edge bins)")
     left.set_ylabel("count")
     right.bar(range(n_keys), weights[row].numpy(), color="tab:orange")
     right.set_ylim(0, 1)
@@ -99,7 +108,7 @@ def scale_widget(d_k: int = 16, n_keys: int = 16):
     import ipywidgets as widgets
     from IPython.display import display
 
-    size = widgets.IntSlider(value=d_k, min=1, max=1024, description="d_k")
+    size = widgets.IntSlider(value=d_k, min=1, max=WIDGET_MAX_D_K, description="d_k")
     scaled = widgets.Checkbox(value=True, description="scale by 1/√d_k")
     row = widgets.IntSlider(value=0, min=0, max=n_keys - 1, description="row")
 
