@@ -111,3 +111,16 @@ def test_distributions_overlay_one_density_per_sample():
     # Densities: the narrow sample peaks about 16 times higher than the wide one.
     heights = [poly.get_paths()[0].vertices[:, 1].max() for poly in ax.collections]  # step outlines
     assert len(heights) == 2 and heights[1] > 8 * heights[0], heights
+
+
+def test_a_token_axis_of_16_labels_every_token():
+    # The review found every other key label missing on 16-token maps in a grid (06, 07).
+    tokens = [f" tok{i}" for i in range(16)]
+    fig = viz.show_heatmaps(torch.rand(4, 16, 16), xticklabels=tokens, yticklabels=tokens, ncols=4)
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in fig.axes[:4]:
+        labels = [t for t in ax.get_xticklabels() if t.get_text()]
+        assert [t.get_text() for t in labels] == tokens
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))

@@ -55,21 +55,57 @@ def _thin_ticks(labels: Sequence[str] | None, count: int, max_ticks: int) -> tup
     return positions, names
 
 
-def _labels_that_fit(ax: Axes, labels: Sequence[str] | None, count: int, axis: str) -> int:
+def _labels_that_fit(
+    ax: Axes,
+    labels: Sequence[str] | None,
+    count: int,
+    axis: str,
+    fontsize: float | None = None,
+    colorbar: bool = True,
+) -> int:
     """How many tick labels fit along an axis without touching (from the axes' size before layout,
-    less a margin for the colour bar); numbers on the x axis lie flat and need their width."""
+    less a margin for the colour bar when there is one); numbers on the x axis lie flat and need
+    their width."""
     from matplotlib.font_manager import FontProperties
 
-    fig, box = ax.figure, ax.get_position()
-    fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
+    fig = ax.figure
+    # The grid cell, not the axes' current box: seaborn draws the figure after each panel, and the
+    # layout that draw runs would shrink later panels and give them fewer labels than the first.
+    spec = ax.get_subplotspec()
+    box = spec.get_position(fig) if spec is not None else ax.get_position()
+    if fontsize is None:
+        fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
     if axis == "x":
-        length = 0.85 * 72 * box.width * fig.get_figwidth()
+        length = (0.85 if colorbar else 1.0) * 72 * box.width * fig.get_figwidth()
         widest = max((len(str(labels[i]) if labels is not None else str(i)) for i in range(count)), default=1)
-        per_label = 1.5 * fontsize if labels is not None else (0.62 * widest + 1.2) * fontsize
+        per_label = 1.25 * fontsize if labels is not None else (0.62 * widest + 1.2) * fontsize
     else:
         length = 0.85 * 72 * box.height * fig.get_figheight()
         per_label = 1.3 * fontsize
     return max(2, int(length // per_label))
+
+
+#: Token labels may shrink to this size (points) before some are left out: a reader of a
+#: token × token map needs every key, and 6 pt still reads on screen.
+_SMALLEST_TOKEN_FONT = 6.0
+
+
+def _set_ticks(
+    ax: Axes, labels: Sequence[str] | None, count: int, axis: str, max_ticks: int, colorbar: bool
+) -> None:
+    """Label an axis of ``count`` cells: every token if it fits at a smaller font, else as many as
+    fit at round steps. Cell centres sit at i + 0.5 (seaborn's mesh)."""
+    from matplotlib.font_manager import FontProperties
+
+    fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
+    fits = _labels_that_fit(ax, labels, count, axis, fontsize, colorbar)
+    if labels is not None and fits < count <= max_ticks:
+        fontsize = max(_SMALLEST_TOKEN_FONT, fontsize * fits / count)
+        fits = _labels_that_fit(ax, labels, count, axis, fontsize, colorbar)
+    positions, names = _thin_ticks(labels, count, min(max_ticks, fits))
+    rotation = 90 if (labels is not None and axis == "x") else 0
+    setter = ax.set_xticks if axis == "x" else ax.set_yticks
+    setter([p + 0.5 for p in positions], names, rotation=rotation, fontsize=fontsize)
 
 
 def show_heatmap(
@@ -124,10 +160,8 @@ def show_heatmap(
             ax.text(c + 0.5, r + 0.5, "−∞", ha="center", va="center", fontsize=7, color="black")
     rows, cols = data.shape
     # Token labels run vertically on the x axis; numbers lie flat and need their width.
-    xpos, xnames = _thin_ticks(xticklabels, cols, min(max_ticks, _labels_that_fit(ax, xticklabels, cols, "x")))
-    ypos, ynames = _thin_ticks(yticklabels, rows, min(max_ticks, _labels_that_fit(ax, yticklabels, rows, "y")))
-    ax.set_xticks([p + 0.5 for p in xpos], xnames, rotation=90 if xticklabels is not None else 0)
-    ax.set_yticks([p + 0.5 for p in ypos], ynames, rotation=0)
+    _set_ticks(ax, xticklabels, cols, "x", max_ticks, colorbar)
+    _set_ticks(ax, yticklabels, rows, "y", max_ticks, colorbar)
     ax.set(title=title or "", xlabel=xlabel or "", ylabel=ylabel or "")
     return fig
 
