@@ -186,6 +186,9 @@ def test_temperature_view_returns_figure_or_message():
     s = torch.tensor([0.5, 2.0, 1.9, float("-inf")])
     fig = softmax_knobs.temperature_view(s, 0.5, ["a", "\n", "b", "c"])
     assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    hatched = [bar.get_x() + bar.get_width() / 2 for bar in ax.patches if bar.get_hatch()]
+    assert hatched == [3] and ax.get_legend().get_texts()[0].get_text() == "masked key"
     plt.close(fig)
     assert isinstance(softmax_knobs.temperature_view(s, 0.0), str)
     assert isinstance(softmax_knobs.temperature_view(s, -1.0), str)

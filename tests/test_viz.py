@@ -124,3 +124,8 @@ def test_a_token_axis_of_16_labels_every_token():
         assert [t.get_text() for t in labels] == tokens
         boxes = [t.get_window_extent(renderer) for t in labels]
         assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+
+
+def test_separate_scales_get_one_colour_bar_each():
+    fig = viz.show_heatmaps(torch.rand(2, 4, 4), share_scale=False)
+    assert len(fig.axes) == 4  # two heatmaps and their two colour bars

@@ -197,7 +197,8 @@ def show_heatmaps(
     for index, ax in enumerate(axes.flat):
         r, c = divmod(index, ncols_)
         title = titles[index] if titles is not None and index < len(titles) else None
-        show_heatmap(grid[r, c], ax=ax, title=title, colorbar=False, **heatmap_kwargs)
+        # Without a shared scale every panel needs its own colour bar, or its values cannot be read.
+        show_heatmap(grid[r, c], ax=ax, title=title, colorbar=not share_scale, **heatmap_kwargs)
     if share_scale and finite.size:
         fig.colorbar(axes.flat[0].collections[0], ax=axes, shrink=0.8)
     if suptitle:

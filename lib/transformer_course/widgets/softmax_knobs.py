@@ -66,6 +66,10 @@ def temperature_view(
     finite = int(torch.isfinite(scores).sum())
     fig, ax = plt.subplots(figsize=(9, 3.4), layout="constrained")
     ax.bar(range(scores.numel()), weights.numpy(), color="tab:green")
+    masked = [i for i, s in enumerate(scores.tolist()) if s == float("-inf")]
+    if masked:  # a masked key and a key with ~0 weight look alike as bars: mark the masked ones
+        ax.bar(masked, [1.0] * len(masked), color="0.85", hatch="//", edgecolor="0.6", label="masked key")
+        ax.legend(loc="upper left")
     labels = (
         [token_label(t) for t in tokens]
         if tokens is not None
