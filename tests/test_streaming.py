@@ -66,3 +66,24 @@ def test_bad_arguments_have_clear_errors():
         TokenStreamer(lambda i: b"", errors="ignore")
     with pytest.raises(TypeError, match="bytes"):
         TokenStreamer(lambda i: "text").push(1)
+
+
+def test_streaming_what_generate_produces(encoding):
+    # A random model over the whole cl100k_base vocabulary samples byte pieces at will.
+    import torch
+
+    from transformer_course.generate import generate
+    from transformer_course.model import GPT, GPTConfig
+    from transformer_course.streaming import TokenStreamer
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=encoding.n_vocab, context_length=8, d_model=8, n_heads=2, n_layers=1))
+    prompt = encoding.encode("销售")
+    streamer, pieces = TokenStreamer(encoding.decode_single_token_bytes), []
+    out = generate(
+        model, prompt, 12, generator=torch.Generator().manual_seed(0),
+        on_token=lambda token: pieces.append(streamer.push(int(token[0]))),
+    )  # fmt: skip
+    pieces.append(streamer.flush())
+    assert len(pieces) == 13
+    assert "".join(pieces) == encoding.decode(out[len(prompt) :].tolist())

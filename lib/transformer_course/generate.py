@@ -17,7 +17,7 @@ and any model whose ``forward(idx)`` returns ``(logits [B, T, V], ...)``; when t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -176,6 +176,7 @@ def generate(
     top_p: float | None = None,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
+    on_token: Callable[[torch.Tensor], object] | None = None,
 ) -> torch.Tensor:
     """Append ``max_new_tokens`` tokens to the prompt ``idx`` [T] or [B, T] (12_generation).
 
@@ -188,7 +189,8 @@ def generate(
     ``use_cache`` keeps every layer's keys and values (a KV cache) for models that offer
     ``new_cache()``, so each step runs only the new token while the sequence fits in the
     context window; beyond it each step recomputes the cropped window. The tokens are the
-    same either way.
+    same either way. ``on_token``, if given, is called after every step with the new tokens
+    [B], so that text can be shown as it is produced (see :mod:`.streaming`).
     """
     batch, single = _as_batch(idx)
     _check_count("max_new_tokens", max_new_tokens, 0)
@@ -208,6 +210,8 @@ def generate(
                     device
                 )  # (B, 1)
             out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
+            if on_token is not None:
+                on_token(token[:, 0])  # (B,)
     return out[0] if single else out
 
 
