@@ -199,3 +199,23 @@ def test_encoder_decoder_cross_keys_are_computed_once():
     model.decoder[0].cross_attn.k_proj.register_forward_hook(lambda m, i, o: calls.append(1))
     model.greedy_decode(src, max_new_tokens=6)
     assert len(calls) == 1
+
+
+def test_crop_and_decode_step_times():
+    from transformer_course.kv_cache import decode_step_times
+
+    model = model_for("llama", context_length=32)
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(torch.zeros(1, 6, dtype=torch.long), cache=cache)
+    cache[0].crop(4)
+    assert cache[0].length == 4 and cache[0].values.shape[2] == 4
+    with pytest.raises(ValueError, match="length"):
+        cache[0].crop(5)
+    times = decode_step_times(model, [0, 8, 31], repeats=2)
+    assert set(times) == {"cached", "uncached"} and all(len(v) == 3 for v in times.values())
+    assert all(t > 0 for v in times.values() for t in v) and model.training
+    with pytest.raises(ValueError, match="positions"):
+        decode_step_times(model, [32])
+    with pytest.raises(TypeError, match="new_cache"):
+        decode_step_times(torch.nn.Linear(2, 2), [1])

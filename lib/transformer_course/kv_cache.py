@@ -15,11 +15,15 @@ keyword arguments: ``forward(new_ids, cache=cache, start_pos=tokens_already_cach
 
 from __future__ import annotations
 
+import statistics
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch import nn
 
-__all__ = ["KVCache", "cache_bytes", "new_cache"]
+__all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
 
 @dataclass
@@ -59,6 +63,14 @@ class KVCache:
             self.values = torch.cat([self.values, values], dim=2)  # (B, Hkv, S + T, D)
         return self.keys, self.values
 
+    def crop(self, length: int) -> None:
+        """Forget every token after the first ``length`` (e.g. to time the same step again)."""
+        if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= self.length:
+            raise ValueError(f"length must be an int in 0 … {self.length}, got {length!r}")
+        if self.keys is not None:
+            self.keys = self.keys[:, :, :length]  # (B, Hkv, S, D) -> (B, Hkv, length, D)
+            self.values = self.values[:, :, :length]  # (B, Hkv, length, D)
+
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` [B'] (with repeats): beam search's surviving beams."""
         if self.keys is not None:
@@ -96,3 +108,52 @@ def cache_bytes(
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"{name} must be an int ≥ 0, got {value!r}")
     return 2 * n_layers * n_kv_heads * head_size * tokens * bytes_per_number
+
+
+@torch.no_grad()
+def decode_step_times(
+    model: nn.Module, positions: Sequence[int], repeats: int = 5, seed: int = 0
+) -> dict[str, list[float]]:
+    """Seconds to produce the token at each of ``positions``, with and without the cache
+    (12_generation, benchmarks/bench_kv_cache.py): median of ``repeats`` interleaved rounds.
+
+    Without the cache a step runs the model on all p + 1 tokens so far; with it, one token
+    whose keys and values join the p cached ones (filled beforehand, not timed). ``model`` is
+    a :class:`~.model.GPT` (anything with ``new_cache()`` and ``forward(idx, cache=,
+    start_pos=)``), positions below its ``context_length``. Returns ``{"cached": [...],
+    "uncached": [...]}``, one number per position. Timings depend on the machine and its load.
+    """
+    if not hasattr(model, "new_cache"):
+        raise TypeError("model must offer new_cache() and forward(idx, cache=..., start_pos=...)")
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise ValueError(f"repeats must be an int ≥ 1, got {repeats!r}")
+    limit = model.config.context_length
+    if not positions or any(not 0 <= int(p) < limit for p in positions):
+        raise ValueError(f"positions must be non-empty, each in 0 … {limit - 1}, got {list(positions)}")
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, model.config.vocab_size, (1, max(positions) + 1), generator=generator)
+    ids = ids.to(device)  # (1, P + 1)
+    times: dict[str, list[float]] = {"cached": [], "uncached": []}
+    try:
+        for p in positions:
+            cache = model.new_cache()
+            if p:
+                model(ids[:, :p], cache=cache, start_pos=0)  # fill the cache with p tokens (untimed)
+            rounds: dict[str, list[float]] = {"cached": [], "uncached": []}
+            for _ in range(repeats):
+                start = time.perf_counter()
+                model(ids[:, p : p + 1], cache=cache, start_pos=p)  # (1, 1, V) one new token
+                rounds["cached"].append(time.perf_counter() - start)
+                for layer in cache:
+                    layer.crop(p)  # forget it, to time the same step again
+                start = time.perf_counter()
+                model(ids[:, : p + 1])  # (1, p + 1, V) every token again
+                rounds["uncached"].append(time.perf_counter() - start)
+            for name in times:
+                times[name].append(statistics.median(rounds[name]))
+    finally:
+        model.train(was_training)
+    return times
