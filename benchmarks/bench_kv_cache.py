@@ -27,7 +27,9 @@ POSITIONS = (16, 64, 128, 256, 512, 768, 1024)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
-    parser.add_argument("--llama", action="store_true", help="RoPE + RMSNorm + SwiGLU + GQA (2 K/V heads)")
+    parser.add_argument(
+        "--llama", action="store_true", help="RoPE + RMSNorm + SwiGLU + GQA (2 K/V heads)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -37,7 +39,13 @@ def main() -> None:
         else {}
     )
     config = GPTConfig(
-        vocab_size=8192, context_length=1040, d_model=256, n_heads=8, n_layers=6, dropout=0.0, **extra
+        vocab_size=8192,
+        context_length=1040,
+        d_model=256,
+        n_heads=8,
+        n_layers=6,
+        dropout=0.0,
+        **extra,
     )
     torch.manual_seed(0)
     model = GPT(config)

@@ -77,7 +77,9 @@ def test_streaming_what_generate_produces(encoding):
     from transformer_course.streaming import TokenStreamer
 
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=encoding.n_vocab, context_length=8, d_model=8, n_heads=2, n_layers=1))
+    model = GPT(
+        GPTConfig(vocab_size=encoding.n_vocab, context_length=8, d_model=8, n_heads=2, n_layers=1)
+    )
     prompt = encoding.encode("销售")
     streamer, pieces = TokenStreamer(encoding.decode_single_token_bytes), []
     out = generate(

@@ -181,7 +181,7 @@ def test_widget_streams_whole_characters(cl100k, setup):
     box.children[0].value = "the cat"
     streamed = [f for f in frames if f.endswith("▌</div>")]
     assert len(streamed) == 20  # one frame per new token (the default of 20), then the colours
-    assert streamed[-1].startswith(streaming_html("the cat", "")[:-len("▌</div>")])
+    assert streamed[-1].startswith(streaming_html("the cat", "")[: -len("▌</div>")])
     assert "title='p = " in frames[-1]
 
 
@@ -191,10 +191,14 @@ def test_widget_streaming_with_chinese_bytes(cl100k):
     ids = cl100k.encode(text)
     vocabulary = CompactVocabulary.from_ids(ids)
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=vocabulary.size, context_length=8, d_model=16, n_heads=2, n_layers=1))
+    model = GPT(
+        GPTConfig(vocab_size=vocabulary.size, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    )
     encode, decode = make_codec(cl100k, vocabulary)
     frames = []
-    box = generation_widget(model, encode, decode, prompt="销", token_bytes=make_token_bytes(cl100k, vocabulary))
+    box = generation_widget(
+        model, encode, decode, prompt="销", token_bytes=make_token_bytes(cl100k, vocabulary)
+    )
     box.children[2].observe(lambda change: frames.append(change["new"]), names="value")
     box.children[1].children[0].children[0].value = "sample"  # random picks: many split characters
     streamed = [f for f in frames if f.endswith("▌</div>")]

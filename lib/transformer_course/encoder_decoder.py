@@ -263,7 +263,9 @@ class EncoderDecoder(nn.Module):
         for i, block in enumerate(self.decoder):
             layer = None if cache is None else cache[i]
             if return_weights:
-                y, weights = block(y, memory, mask, return_weights=True, cache=layer)  # (B, T, C), (B, H, T, S)
+                y, weights = block(
+                    y, memory, mask, return_weights=True, cache=layer
+                )  # (B, T, C), (B, H, T, S)
                 maps.append(weights)
             else:
                 y = block(y, memory, mask, cache=layer)  # (B, T, C)
@@ -337,7 +339,9 @@ class EncoderDecoder(nn.Module):
                 logits = self.decode(out, memory, src)[:, -1]  # (B, t, V) -> (B, V)
             else:
                 start = out.shape[1] - 1  # the last token is the only one not yet cached
-                logits = self.decode(out[:, start:], memory, src, cache=cache, start_pos=start)[:, -1]
+                logits = self.decode(out[:, start:], memory, src, cache=cache, start_pos=start)[
+                    :, -1
+                ]
             logits = self._never_special(logits)  # (B, V)
             nxt = logits.argmax(dim=-1)  # (B,)
             nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)  # (B,)
@@ -376,9 +380,7 @@ class EncoderDecoder(nn.Module):
                 if all(beam[2] for beam in beams):
                     break
                 alive = [beam for beam in beams if not beam[2]]
-                prefixes = torch.tensor(
-                    [beam[0] for beam in alive], device=src.device
-                )  # (K, t)
+                prefixes = torch.tensor([beam[0] for beam in alive], device=src.device)  # (K, t)
                 K, t = prefixes.shape
                 if cache is None:
                     logits = self.decode(

@@ -65,7 +65,11 @@ class KVCache:
 
     def crop(self, length: int) -> None:
         """Forget every token after the first ``length`` (e.g. to time the same step again)."""
-        if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= self.length:
+        if (
+            not isinstance(length, int)
+            or isinstance(length, bool)
+            or not 0 <= length <= self.length
+        ):
             raise ValueError(f"length must be an int in 0 … {self.length}, got {length!r}")
         if self.keys is not None:
             self.keys = self.keys[:, :, :length]  # (B, Hkv, S, D) -> (B, Hkv, length, D)
@@ -129,7 +133,9 @@ def decode_step_times(
         raise ValueError(f"repeats must be an int ≥ 1, got {repeats!r}")
     limit = model.config.context_length
     if not positions or any(not 0 <= int(p) < limit for p in positions):
-        raise ValueError(f"positions must be non-empty, each in 0 … {limit - 1}, got {list(positions)}")
+        raise ValueError(
+            f"positions must be non-empty, each in 0 … {limit - 1}, got {list(positions)}"
+        )
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -141,7 +147,9 @@ def decode_step_times(
         for p in positions:
             cache = model.new_cache()
             if p:
-                model(ids[:, :p], cache=cache, start_pos=0)  # fill the cache with p tokens (untimed)
+                model(
+                    ids[:, :p], cache=cache, start_pos=0
+                )  # fill the cache with p tokens (untimed)
             rounds: dict[str, list[float]] = {"cached": [], "uncached": []}
             for _ in range(repeats):
                 start = time.perf_counter()

@@ -171,7 +171,9 @@ class Block(nn.Module):
         self, x: torch.Tensor, return_attention: bool, cache: KVCache | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if return_attention:
-            out, weights = self.attn(x, causal=True, return_weights=True, cache=cache)  # (B, T, C), (B, H, T, S)
+            out, weights = self.attn(
+                x, causal=True, return_weights=True, cache=cache
+            )  # (B, T, C), (B, H, T, S)
             return self.attn_dropout(out), weights
         return self.attn_dropout(self.attn(x, causal=True, cache=cache)), None  # (B, T, C)
 
@@ -298,7 +300,9 @@ class GPT(nn.Module):
         T = idx.shape[1]
         x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
         if self.config.positional == "sinusoidal":
-            x = x + self.positional_table[start_pos : start_pos + T]  # (B, T, C) + (T, C) -> (B, T, C)
+            x = (
+                x + self.positional_table[start_pos : start_pos + T]
+            )  # (B, T, C) + (T, C) -> (B, T, C)
         elif self.config.positional == "learned":
             x = x + self.position_embedding.weight[start_pos : start_pos + T]  # (B, T, C) + (T, C)
         return self.dropout(x)  # (B, T, C)
@@ -315,7 +319,9 @@ class GPT(nn.Module):
         for i, block in enumerate(self.blocks):
             layer_cache = None if cache is None else cache[i]
             if return_attention:
-                x, weights = block(x, return_attention=True, cache=layer_cache)  # (B, T, C), (B, H, T, S)
+                x, weights = block(
+                    x, return_attention=True, cache=layer_cache
+                )  # (B, T, C), (B, H, T, S)
                 maps.append(weights)
             else:
                 x = block(x, cache=layer_cache)  # (B, T, C) -> (B, T, C)
@@ -334,8 +340,10 @@ class GPT(nn.Module):
                     "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
                 )
             return
-        if not isinstance(cache, list) or len(cache) != len(self.blocks) or not all(
-            isinstance(c, KVCache) for c in cache
+        if (
+            not isinstance(cache, list)
+            or len(cache) != len(self.blocks)
+            or not all(isinstance(c, KVCache) for c in cache)
         ):
             raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
         for c in cache:
