@@ -12,6 +12,11 @@ How the next token is picked is the decoding strategy:
 Every function accepts a prompt [T] (returns [T + n]) or a batch [B, T] (returns [B, T + n])
 and any model whose ``forward(idx)`` returns ``(logits [B, T, V], ...)``; when the model has a
 ``config.context_length`` the context is cropped to its last ``context_length`` tokens.
+
+A model that offers ``new_cache()`` (the course's :class:`~.model.GPT`) is run with a KV cache
+(:mod:`.kv_cache`): each step feeds only the new token while the sequence fits in the context
+window, and recomputes the cropped window once it does not. ``use_cache=False`` turns it off;
+the tokens are the same either way.
 """
 
 from __future__ import annotations
