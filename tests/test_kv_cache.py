@@ -219,3 +219,18 @@ def test_crop_and_decode_step_times():
         decode_step_times(model, [32])
     with pytest.raises(TypeError, match="new_cache"):
         decode_step_times(torch.nn.Linear(2, 2), [1])
+
+
+def test_encoder_decoder_cache_misuse_has_clear_errors():
+    model = small_seq2seq()
+    src = torch.randint(3, 20, (1, 5), generator=torch.Generator().manual_seed(8))  # (1, S)
+    memory = model.encode(src)  # (1, S, C)
+    tgt = torch.tensor([[1, 5]])  # (1, 2)
+    with pytest.raises(ValueError, match="start_pos"):
+        model.decode(tgt, memory, src, cache=model.new_cache(), start_pos=1)
+    with pytest.raises(ValueError, match="start_pos > 0"):
+        model.decode(tgt, memory, src, start_pos=1)
+    cache = model.new_cache()
+    model.decode(torch.ones(1, 9, dtype=torch.long), memory, src, cache=cache)
+    with pytest.raises(ValueError, match="max_len"):
+        model.decode(tgt, memory, src, cache=cache, start_pos=9)
