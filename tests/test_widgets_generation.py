@@ -17,7 +17,9 @@ from transformer_course.widgets.generation import (
     decode_with,
     generation_widget,
     make_codec,
+    make_token_bytes,
     probability_colour,
+    streaming_html,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -157,3 +159,54 @@ def test_widget_builds_and_renders(setup):
     assert "title='p = " in shown.value
     box.children[0].value = ""
     assert "The prompt is empty" in shown.value
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_tokens_are_reported_as_they_come(setup, method):
+    model, encode, *_ = setup
+    seen = []
+    new = decode_with(model, encode("the cat"), method, max_new_tokens=5, on_token=seen.append)
+    assert seen == new and len(new) == 5
+
+
+def test_widget_streams_whole_characters(cl100k, setup):
+    pytest.importorskip("ipywidgets")
+    model, encode, decode, vocabulary = setup
+    frames = []
+    token_bytes = make_token_bytes(cl100k, vocabulary)
+    assert token_bytes(encode(" cat")[0]) == b" cat"
+    box = generation_widget(model, encode, decode, prompt="the dog", token_bytes=token_bytes)
+    shown = box.children[2]
+    shown.observe(lambda change: frames.append(change["new"]), names="value")
+    box.children[0].value = "the cat"
+    streamed = [f for f in frames if f.endswith("▌</div>")]
+    assert len(streamed) == 20  # one frame per new token (the default of 20), then the colours
+    assert streamed[-1].startswith(streaming_html("the cat", "")[: -len("▌</div>")])
+    assert "title='p = " in frames[-1]
+
+
+def test_widget_streaming_with_chinese_bytes(cl100k):
+    pytest.importorskip("ipywidgets")
+    text = "销售是一门艺术 🤝"
+    ids = cl100k.encode(text)
+    vocabulary = CompactVocabulary.from_ids(ids)
+    torch.manual_seed(0)
+    model = GPT(
+        GPTConfig(vocab_size=vocabulary.size, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    )
+    encode, decode = make_codec(cl100k, vocabulary)
+    frames = []
+    box = generation_widget(
+        model, encode, decode, prompt="销", token_bytes=make_token_bytes(cl100k, vocabulary)
+    )
+    box.children[2].observe(lambda change: frames.append(change["new"]), names="value")
+    box.children[1].children[0].children[0].value = "sample"  # random picks: many split characters
+    streamed = [f for f in frames if f.endswith("▌</div>")]
+    new = decode_with(model, encode("销"), "sample", max_new_tokens=20, top_k=10, temperature=0.8)
+    full = cl100k.decode(vocabulary.decode(torch.tensor(new)).tolist())  # all at once
+    assert any(len(cl100k.decode_single_token_bytes(int(vocabulary.ids[i]))) < 3 for i in new)
+    for frame in streamed:  # every frame is a prefix of the whole text: no character shown
+        body = frame.split("</span>", 1)[1][: -len("▌</div>")]  # broken and later repaired
+        assert full.startswith(body)
+    last = streamed[-1].split("</span>", 1)[1][: -len("▌</div>")]
+    assert full[len(last) :] in ("", "\ufffd")  # at most an unfinished last character held back

@@ -393,6 +393,7 @@ def command_generate(args: argparse.Namespace) -> int:
     from .checkpoint import model_from_checkpoint
     from .device import pick_device
     from .generate import generate
+    from .streaming import TokenStreamer
     from .vocabulary import CompactVocabulary
 
     try:
@@ -417,7 +418,19 @@ def command_generate(args: argparse.Namespace) -> int:
                 )
             ids = vocab.encode(ids)
         context = model.config.context_length
-        out = generate(
+        # Print each token as it comes; the streamer holds back a character split across
+        # tokens (a Chinese character or an emoji) until its last byte arrives.
+        streamer = TokenStreamer(encoding.decode_single_token_bytes)
+        shown = []
+
+        def show(token: torch.Tensor) -> None:  # token: (1,)
+            if not shown:
+                print(args.prompt, end="", flush=True)
+                shown.append(True)
+            original = token.cpu() if vocab is None else vocab.decode(token.cpu())  # (1,)
+            print(streamer.push(int(original[0])), end="", flush=True)
+
+        generate(
             model,
             ids[-context:].to(device),
             args.max_new_tokens,
@@ -425,14 +438,12 @@ def command_generate(args: argparse.Namespace) -> int:
             top_k=args.top_k,
             top_p=args.top_p,
             generator=torch.Generator(device=device).manual_seed(args.seed),
+            on_token=show,
         )  # (T' + n,)
-        new = out[min(ids.numel(), context) :].cpu()  # (n,)
-        if vocab is not None:
-            new = vocab.decode(new)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(args.prompt + encoding.decode(new.tolist()))
+    print(("" if shown else args.prompt) + streamer.flush())
     return 0
 
 

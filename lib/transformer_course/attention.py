@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .kv_cache import KVCache
 from .positional import apply_rope
 
 __all__ = [
@@ -270,6 +271,7 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         causal: bool = False,
         return_weights: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Attend from ``x`` [B, T, C] to itself, or to ``context`` [B, S, C] (cross-attention).
 
@@ -278,28 +280,49 @@ class MultiHeadAttention(nn.Module):
         or ``(out, weights [B, H, T, S])`` with ``return_weights=True`` (weights before dropout).
         Without weights the fused :func:`torch.nn.functional.scaled_dot_product_attention`
         does the work; with them, :func:`scaled_dot_product_attention` (by hand) does.
+
+        ``cache`` (a :class:`~.kv_cache.KVCache`, 12_generation): in self-attention ``x`` holds
+        only the new tokens, at absolute positions P … P + T − 1 where P = ``cache.length``;
+        their keys and values are appended and the queries attend to all P + T keys (RoPE
+        rotates at the absolute positions; ``causal`` hides only the new tokens' future). In
+        cross-attention the keys and values of ``context`` are computed on the first call and
+        reused on the next ones (pass the same ``context`` again).
         """
-        source = self._check_inputs(x, context)
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
+        reuse = cache is not None and cache.length > 0 and context is not None
+        source = self._check_inputs(x, None if reuse else context)
         B, T, _ = x.shape
-        S = source.shape[1]
+        past = 0 if cache is None or reuse or context is not None else cache.length  # P
+        S = cache.length if reuse else past + source.shape[1]
         scores_shape = torch.Size((B, self.n_heads, T, S))
         if mask is not None:
             mask = _check_mask(mask, scores_shape)
+        only_causal = False
         if causal:
-            if S != T:
+            if T + past != S:
                 raise ValueError(f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys")
-            future = causal_mask(T, device=x.device)  # (T, T)
-            mask = future if mask is None else mask & future  # (..., T, T)
-            only_causal = mask is future
-        else:
-            only_causal = False
+            if T > 1 or past == 0:
+                # Query i sits at position P + i and may see keys 0 … P + i.
+                future = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(diagonal=past)  # (T, S)
+                mask = future if mask is None else mask & future  # (..., T, S)
+                only_causal = mask is future and past == 0
+            # One new query after P cached keys sees every key: no mask at all.
 
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, T, C) -> (B, H, T, D)
-        k = self.k_proj(source).view(B, S, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, S, C) -> (B, Hkv, S, D)
-        v = self.v_proj(source).view(B, S, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, S, C) -> (B, Hkv, S, D)
+        if reuse:
+            k, v = cache.keys, cache.values  # (B, Hkv, S, D) computed once per source
+        else:
+            L = source.shape[1]
+            k = self.k_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
+            v = self.v_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
+            if self.rope:
+                # Rotate at the absolute positions, so cached keys keep their own angle.
+                k = apply_rope(k, torch.arange(past, past + L, device=x.device), base=self.rope_base)  # (B, Hkv, L, D)
+            if cache is not None:
+                k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
         if self.rope:
-            q = apply_rope(q, base=self.rope_base)  # (B, H, T, D)
-            k = apply_rope(k, base=self.rope_base)  # (B, Hkv, S, D)
+            q = apply_rope(q, torch.arange(past, past + T, device=x.device), base=self.rope_base)  # (B, H, T, D)
         if self.n_kv_heads != self.n_heads:
             # Query heads g·r … g·r + r − 1 share K/V head g (r = n_heads // n_kv_heads).
             repeat = self.n_heads // self.n_kv_heads

@@ -20,6 +20,7 @@ from torch import nn
 
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
+from .kv_cache import KVCache
 from .norm import LayerNorm
 from .positional import sinusoidal_encoding
 
@@ -156,14 +157,19 @@ class DecoderBlock(nn.Module):
         memory: torch.Tensor,
         src_mask: torch.Tensor | None = None,
         return_weights: bool = False,
+        cache: tuple[KVCache, KVCache] | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        y = self.norm1(y + self.drop(self.self_attn(y, causal=True)))  # (B, T, C)
+        """``cache`` = (self-attention cache, cross-attention cache), 12_generation: ``y`` then
+        holds only the new tokens; the cross-attention keys and values of ``memory`` are
+        computed on the first call and reused."""
+        own, cross = (None, None) if cache is None else cache
+        y = self.norm1(y + self.drop(self.self_attn(y, causal=True, cache=own)))  # (B, T, C)
         if return_weights:
             crossed, weights = self.cross_attn(
-                y, context=memory, mask=src_mask, return_weights=True
+                y, context=memory, mask=src_mask, return_weights=True, cache=cross
             )  # (B, T, C), (B, H, T, S)
         else:  # the fused kernel: same numbers, faster
-            crossed = self.cross_attn(y, context=memory, mask=src_mask)  # (B, T, C)
+            crossed = self.cross_attn(y, context=memory, mask=src_mask, cache=cross)  # (B, T, C)
         y = self.norm2(y + self.drop(crossed))  # (B, T, C)
         y = self.norm3(y + self.ffn(y))  # (B, T, C)
         return (y, weights) if return_weights else y
@@ -197,14 +203,18 @@ class EncoderDecoder(nn.Module):
         )
         self.lm_head = nn.Linear(c.d_model, c.vocab_size)  # (C -> V)
 
-    def _embed(self, table: nn.Embedding, ids: torch.Tensor, name: str) -> torch.Tensor:
-        if ids.shape[1] > self.config.max_len:
+    def _embed(
+        self, table: nn.Embedding, ids: torch.Tensor, name: str, start_pos: int = 0
+    ) -> torch.Tensor:
+        if start_pos + ids.shape[1] > self.config.max_len:
             raise ValueError(
-                f"{name} has {ids.shape[1]} tokens; this model takes at most max_len={self.config.max_len}"
+                f"{name} has {ids.shape[1]} tokens after {start_pos} cached ones; "
+                f"this model takes at most max_len={self.config.max_len}"
             )
         # The paper scales embeddings by √C so they are not drowned by the positions (values ≤ 1).
         x = (
-            table(ids) * math.sqrt(self.config.d_model) + self.pe[: ids.shape[1]]
+            table(ids) * math.sqrt(self.config.d_model)
+            + self.pe[start_pos : start_pos + ids.shape[1]]
         )  # (B, L) -> (B, L, C)
         return self.drop(x)  # (B, L, C)
 
@@ -227,22 +237,38 @@ class EncoderDecoder(nn.Module):
         memory: torch.Tensor,
         src: torch.Tensor,
         return_weights: bool = False,
+        cache: list[tuple[KVCache, KVCache]] | None = None,
+        start_pos: int = 0,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """tgt_in [B, T] + memory [B, S, C] -> logits [B, T, V] (and cross weights [L, B, H, T, S])."""
+        """tgt_in [B, T] + memory [B, S, C] -> logits [B, T, V] (and cross weights [L, B, H, T, S]).
+
+        With ``cache`` (from :meth:`new_cache`, 12_generation) ``tgt_in`` holds only the new
+        tokens, at positions ``start_pos`` … (the number already cached)."""
         tgt_in = _check_ids("tgt_in", tgt_in, self.config.vocab_size)
         if tgt_in.shape[0] != memory.shape[0]:
             raise ValueError(
                 f"tgt_in and memory must have the same batch size, got {tgt_in.shape[0]} and {memory.shape[0]}"
             )
+        if cache is not None and (
+            len(cache) != len(self.decoder) or any(own.length != start_pos for own, _ in cache)
+        ):
+            raise ValueError(
+                f"cache must come from model.new_cache() and hold start_pos={start_pos} tokens per layer"
+            )
+        if cache is None and start_pos:
+            raise ValueError("start_pos > 0 needs the cache that holds the earlier tokens")
         mask = self.source_mask(src)  # (B, 1, 1, S)
-        y = self._embed(self.tgt_embed, tgt_in, "tgt_in")  # (B, T, C)
+        y = self._embed(self.tgt_embed, tgt_in, "tgt_in", start_pos)  # (B, T, C)
         maps = []
-        for block in self.decoder:
+        for i, block in enumerate(self.decoder):
+            layer = None if cache is None else cache[i]
             if return_weights:
-                y, weights = block(y, memory, mask, return_weights=True)  # (B, T, C), (B, H, T, S)
+                y, weights = block(
+                    y, memory, mask, return_weights=True, cache=layer
+                )  # (B, T, C), (B, H, T, S)
                 maps.append(weights)
             else:
-                y = block(y, memory, mask)  # (B, T, C)
+                y = block(y, memory, mask, cache=layer)  # (B, T, C)
         logits = self.lm_head(y)  # (B, T, C) -> (B, T, V)
         return (logits, torch.stack(maps)) if return_weights else logits  # (L, B, H, T, S)
 
@@ -269,6 +295,16 @@ class EncoderDecoder(nn.Module):
         _, maps = self.decode(tgt_in, memory, src, return_weights=True)  # (L, B, H, T, S)
         return maps
 
+    def new_cache(self) -> list[tuple[KVCache, KVCache]]:
+        """Per decoder layer: an empty self-attention cache and an empty cross-attention cache
+        (the latter is filled once per source), for ``decode(..., cache=...)`` (12_generation)."""
+        return [(KVCache(), KVCache()) for _ in self.decoder]
+
+    def _reorder(self, cache: list[tuple[KVCache, KVCache]] | None, index: torch.Tensor) -> None:
+        for own, cross in cache or []:
+            own.reorder(index)
+            cross.reorder(index)
+
     def _never_special(self, logits: torch.Tensor) -> torch.Tensor:
         """An answer never contains ``<pad>`` or ``<bos>``: rule them out. logits [..., V] -> [..., V]."""
         banned = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)  # (V,)
@@ -286,18 +322,27 @@ class EncoderDecoder(nn.Module):
         return max_new_tokens
 
     @torch.no_grad()
-    def greedy_decode(self, src: torch.Tensor, max_new_tokens: int | None = None) -> torch.Tensor:
+    def greedy_decode(
+        self, src: torch.Tensor, max_new_tokens: int | None = None, use_cache: bool = True
+    ) -> torch.Tensor:
         """Pick the most likely next token each step. src [B, S] -> [B, 1 + n]: ``<bos>``, the answer,
-        ``<eos>``, then ``<pad>`` once a row has finished."""
+        ``<eos>``, then ``<pad>`` once a row has finished. ``use_cache`` keeps the decoder's keys
+        and values (and the cross-attention's, computed once) so each step runs one token."""
         steps = self._check_steps(max_new_tokens, src)
+        cache = self.new_cache() if use_cache else None
         memory = self.encode(src)  # (B, S, C)
         c = self.config
         out = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)  # (B,)
         for _ in range(steps):
-            logits = self._never_special(
-                self.decode(out, memory, src)[:, -1]
-            )  # (B, t, V) -> (B, V)
+            if cache is None:
+                logits = self.decode(out, memory, src)[:, -1]  # (B, t, V) -> (B, V)
+            else:
+                start = out.shape[1] - 1  # the last token is the only one not yet cached
+                logits = self.decode(out[:, start:], memory, src, cache=cache, start_pos=start)[
+                    :, -1
+                ]
+            logits = self._never_special(logits)  # (B, V)
             nxt = logits.argmax(dim=-1)  # (B,)
             nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)  # (B,)
             out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t + 1)
@@ -308,13 +353,18 @@ class EncoderDecoder(nn.Module):
 
     @torch.no_grad()
     def beam_decode(
-        self, src: torch.Tensor, beam_width: int = 4, max_new_tokens: int | None = None
+        self,
+        src: torch.Tensor,
+        beam_width: int = 4,
+        max_new_tokens: int | None = None,
+        use_cache: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Beam search per source row: keep the ``beam_width`` prefixes with the highest total
         log-probability; a finished prefix (ended by ``<eos>``) keeps its score.
 
         Returns ``(tokens [B, 1 + n], log_probs [B])`` — the best finished sequence of each row
         (``<pad>``-filled after ``<eos>``) and its total log-probability. Width 1 is greedy.
+        ``use_cache`` as in :meth:`greedy_decode`; the cache follows each live beam's parent.
         """
         _check_int("beam_width", beam_width, 1)
         steps = self._check_steps(max_new_tokens, src)
@@ -323,23 +373,35 @@ class EncoderDecoder(nn.Module):
         for b in range(src.shape[0]):
             one = src[b : b + 1]  # (1, S)
             memory = self.encode(one)  # (1, S, C)
-            beams = [([c.bos_id], 0.0, False)]  # (tokens, total log-prob, finished)
+            # (tokens, total log-prob, finished, row of the live beam it extends in the cache)
+            beams = [([c.bos_id], 0.0, False, 0)]
+            cache = self.new_cache() if use_cache else None
             for _ in range(steps):
-                if all(done for _, _, done in beams):
+                if all(beam[2] for beam in beams):
                     break
                 alive = [beam for beam in beams if not beam[2]]
-                prefixes = torch.tensor(
-                    [tokens for tokens, _, _ in alive], device=src.device
-                )  # (K, t)
-                logits = self.decode(
-                    prefixes, memory.expand(len(alive), -1, -1), one.expand(len(alive), -1)
-                )  # (K, t, V)
+                prefixes = torch.tensor([beam[0] for beam in alive], device=src.device)  # (K, t)
+                K, t = prefixes.shape
+                if cache is None:
+                    logits = self.decode(
+                        prefixes, memory.expand(K, -1, -1), one.expand(K, -1)
+                    )  # (K, t, V)
+                else:
+                    parents = torch.tensor([beam[3] for beam in alive], device=src.device)  # (K,)
+                    self._reorder(cache, parents)  # each live beam continues its parent's keys
+                    logits = self.decode(
+                        prefixes[:, t - 1 :],
+                        memory.expand(K, -1, -1),
+                        one.expand(K, -1),
+                        cache=cache,
+                        start_pos=t - 1,
+                    )  # (K, 1, V)
                 log_probs = self._never_special(logits[:, -1]).log_softmax(dim=-1)  # (K, V)
                 candidates = [beam for beam in beams if beam[2]]
                 top = log_probs.topk(min(beam_width, c.vocab_size), dim=-1)  # (K, W)
-                for k, (tokens, score, _) in enumerate(alive):
+                for k, (tokens, score, _, _) in enumerate(alive):
                     for lp, tok in zip(top.values[k].tolist(), top.indices[k].tolist()):
-                        candidates.append((tokens + [tok], score + lp, tok == c.eos_id))
+                        candidates.append((tokens + [tok], score + lp, tok == c.eos_id, k))
                 candidates.sort(key=lambda beam: beam[1], reverse=True)
                 beams = candidates[:beam_width]
             best = max(beams, key=lambda beam: beam[1])

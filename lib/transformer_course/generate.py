@@ -12,12 +12,17 @@ How the next token is picked is the decoding strategy:
 Every function accepts a prompt [T] (returns [T + n]) or a batch [B, T] (returns [B, T + n])
 and any model whose ``forward(idx)`` returns ``(logits [B, T, V], ...)``; when the model has a
 ``config.context_length`` the context is cropped to its last ``context_length`` tokens.
+
+A model that offers ``new_cache()`` (the course's :class:`~.model.GPT`) is run with a KV cache
+(:mod:`.kv_cache`): each step feeds only the new token while the sequence fits in the context
+window, and recomputes the cropped window once it does not. ``use_cache=False`` turns it off;
+the tokens are the same either way.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -80,6 +85,42 @@ def next_token_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
     return logits[:, -1, :].float()  # (B, V) only the last position predicts a new token
 
 
+class _NextLogits:
+    """Next-token logits for a growing sequence, with a KV cache when the model has one.
+
+    While the sequence fits in the context window only the tokens not yet cached are run
+    (12_generation). Past the window :func:`next_token_logits` crops to the last
+    ``context_length`` tokens, which shifts every token's position and changes what each kept
+    token saw; cached keys computed with the longer past would no longer match, so from then
+    on every step honestly recomputes the cropped window (the cache is dropped).
+    """
+
+    def __init__(self, model: nn.Module, use_cache: bool) -> None:
+        if not isinstance(use_cache, bool):
+            raise TypeError(f"use_cache must be True or False, got {use_cache!r}")
+        self.model = model
+        self.limit = _context_length(model)
+        self.cache = model.new_cache() if use_cache and hasattr(model, "new_cache") else None
+        self.cached = 0  # tokens whose keys and values are in the cache
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        """idx [B, T] (the whole sequence so far) -> logits [B, V] for the token after it."""
+        if self.cache is not None and self.limit is not None and idx.shape[1] > self.limit:
+            self.cache = None  # past the window: recompute on the cropped window from now on
+        if self.cache is None:
+            return next_token_logits(self.model, idx)  # (B, V)
+        new = idx[:, self.cached :]  # (B, T − cached) only what the cache has not seen
+        logits = self.model(new, cache=self.cache, start_pos=self.cached)[0]  # (B, T', V)
+        self.cached = idx.shape[1]
+        return logits[:, -1, :].float()  # (B, V)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep the cached rows ``index`` [B'] (beam search keeps the best beams' parents)."""
+        if self.cache is not None:
+            for layer in self.cache:
+                layer.reorder(index)
+
+
 def filter_logits(
     logits: torch.Tensor,
     temperature: float = 1.0,
@@ -139,6 +180,8 @@ def generate(
     top_k: int | None = None,
     top_p: float | None = None,
     generator: torch.Generator | None = None,
+    use_cache: bool = True,
+    on_token: Callable[[torch.Tensor], object] | None = None,
 ) -> torch.Tensor:
     """Append ``max_new_tokens`` tokens to the prompt ``idx`` [T] or [B, T] (12_generation).
 
@@ -147,6 +190,12 @@ def generate(
     using ``generator`` (e.g. ``course.generator(seed)``) for reproducible draws. The model runs
     in eval mode (no dropout) and its mode is restored. Returns prompt + new tokens, same
     number of dimensions as ``idx``.
+
+    ``use_cache`` keeps every layer's keys and values (a KV cache) for models that offer
+    ``new_cache()``, so each step runs only the new token while the sequence fits in the
+    context window; beyond it each step recomputes the cropped window. The tokens are the
+    same either way. ``on_token``, if given, is called after every step with the new tokens
+    [B], so that text can be shown as it is produced (see :mod:`.streaming`).
     """
     batch, single = _as_batch(idx)
     _check_count("max_new_tokens", max_new_tokens, 0)
@@ -154,8 +203,9 @@ def generate(
     device = next(model.parameters()).device
     out = batch.to(device)  # (B, T)
     with evaluating(model):
+        step = _NextLogits(model, use_cache)
         for _ in range(max_new_tokens):
-            logits = next_token_logits(model, out)  # (B, V)
+            logits = step(out)  # (B, V)
             if temperature == 0:
                 token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
             else:
@@ -165,6 +215,8 @@ def generate(
                     device
                 )  # (B, 1)
             out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
+            if on_token is not None:
+                on_token(token[:, 0])  # (B,)
     return out[0] if single else out
 
 
@@ -209,7 +261,11 @@ def continuation_log_probs(
 
 @torch.no_grad()
 def beam_search(
-    model: nn.Module, idx: torch.Tensor | Sequence[int], max_new_tokens: int, beam_width: int = 4
+    model: nn.Module,
+    idx: torch.Tensor | Sequence[int],
+    max_new_tokens: int,
+    beam_width: int = 4,
+    use_cache: bool = True,
 ) -> torch.Tensor:
     """The continuation with the highest total log-probability that a beam of
     ``beam_width`` finds (12_generation). Width 1 is greedy decoding.
@@ -218,6 +274,7 @@ def beam_search(
     best (by the sum of log-probabilities so far) are kept. A wider beam looks further than
     greedy's one step, but is still not an exhaustive search. ``idx`` [T] or [B, T] (each row
     is searched on its own); returns prompt + new tokens like :func:`generate`.
+    ``use_cache`` as in :func:`generate`: the cache follows each kept beam's parent.
     """
     batch, single = _as_batch(idx)
     _check_count("max_new_tokens", max_new_tokens, 0)
@@ -228,14 +285,16 @@ def beam_search(
         for prompt in batch.to(device):
             beams = prompt[None]  # (1, T) the kept continuations, prompt included
             scores = torch.zeros(1, device=device)  # (1,) their total log-probabilities
+            step = _NextLogits(model, use_cache)
             for _ in range(max_new_tokens):
-                log_probs = next_token_logits(model, beams).log_softmax(dim=-1)  # (K, V)
+                log_probs = step(beams).log_softmax(dim=-1)  # (K, V)
                 candidates = scores[:, None] + log_probs  # (K, 1) + (K, V) -> (K, V)
                 V = candidates.shape[1]
                 width = min(beam_width, candidates.numel())
                 scores, flat = torch.topk(candidates.flatten(), width)  # (K',), (K',) best first
                 parent, token = flat // V, flat % V  # (K',), (K',)
                 beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', T + 1)
+                step.reorder(parent)  # each kept beam continues its parent's cached keys
             rows.append(beams[0])  # (T + n,) the best beam
     out = torch.stack(rows)  # (B, T + n)
     return out[0] if single else out

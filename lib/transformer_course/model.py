@@ -19,6 +19,7 @@ from torch.nn import functional as F
 
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward, SwiGLU
+from .kv_cache import KVCache, new_cache
 from .norm import LayerNorm, RMSNorm
 from .positional import sinusoidal_encoding
 
@@ -167,23 +168,28 @@ class Block(nn.Module):
         self.ffn = make_feedforward(config)
 
     def _attend(
-        self, x: torch.Tensor, return_attention: bool
+        self, x: torch.Tensor, return_attention: bool, cache: KVCache | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if return_attention:
-            out, weights = self.attn(x, causal=True, return_weights=True)  # (B, T, C), (B, H, T, T)
+            out, weights = self.attn(
+                x, causal=True, return_weights=True, cache=cache
+            )  # (B, T, C), (B, H, T, S)
             return self.attn_dropout(out), weights
-        return self.attn_dropout(self.attn(x, causal=True)), None  # (B, T, C)
+        return self.attn_dropout(self.attn(x, causal=True, cache=cache)), None  # (B, T, C)
 
     def forward(
-        self, x: torch.Tensor, return_attention: bool = False
+        self, x: torch.Tensor, return_attention: bool = False, cache: KVCache | None = None
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """x [B, T, C] -> [B, T, C]; with ``return_attention`` also the weights [B, H, T, T]."""
+        """x [B, T, C] -> [B, T, C]; with ``return_attention`` also the weights [B, H, T, T].
+
+        With ``cache`` (12_generation) ``x`` holds only the new tokens; their keys and values
+        join the cached ones, and the weights are [B, H, T, S] over all S tokens so far."""
         if self.pre_norm:
-            attended, weights = self._attend(self.norm1(x), return_attention)  # (B, T, C)
+            attended, weights = self._attend(self.norm1(x), return_attention, cache)  # (B, T, C)
             x = x + attended  # (B, T, C) the residual path carries x through untouched
             x = x + self.ffn(self.norm2(x))  # (B, T, C)
         else:
-            attended, weights = self._attend(x, return_attention)  # (B, T, C)
+            attended, weights = self._attend(x, return_attention, cache)  # (B, T, C)
             x = self.norm1(x + attended)  # (B, T, C)
             x = self.norm2(x + self.ffn(x))  # (B, T, C)
         return (x, weights) if return_attention else x
@@ -245,7 +251,9 @@ class GPT(nn.Module):
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
-    def _check_ids(self, name: str, ids: object, like: torch.Tensor | None = None) -> torch.Tensor:
+    def _check_ids(
+        self, name: str, ids: object, like: torch.Tensor | None = None, start_pos: int = 0
+    ) -> torch.Tensor:
         if not isinstance(ids, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
         if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
@@ -260,6 +268,13 @@ class GPT(nn.Module):
         elif ids.dim() != 2:
             raise ValueError(
                 f"{name} must have shape [B, T] (a batch of sequences), got {tuple(ids.shape)}"
+            )
+        if start_pos and start_pos + ids.shape[1] > self.config.context_length:
+            raise ValueError(
+                f"{name} has T={ids.shape[1]} new tokens after start_pos={start_pos} cached ones, "
+                f"more than the model's context_length {self.config.context_length}; past the "
+                "window, recompute on the last context_length tokens without a cache "
+                "(generate.generate does)"
             )
         if ids.shape[1] > self.config.context_length:
             raise ValueError(
@@ -277,41 +292,90 @@ class GPT(nn.Module):
             )
         return ids.long()
 
-    def embed(self, idx: torch.Tensor) -> torch.Tensor:
+    def embed(self, idx: torch.Tensor, start_pos: int = 0) -> torch.Tensor:
         """Token embeddings plus positions (nothing added for RoPE, which acts inside
         attention, or for ``positional="none"``):
-        idx [B, T] -> [B, T, C]."""
+        idx [B, T] -> [B, T, C]. ``start_pos`` (12_generation) is the absolute position of
+        the first token, for tokens that continue a cached sequence."""
         T = idx.shape[1]
         x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
         if self.config.positional == "sinusoidal":
-            x = x + self.positional_table[:T]  # (B, T, C) + (T, C) -> (B, T, C)
+            x = (
+                x + self.positional_table[start_pos : start_pos + T]
+            )  # (B, T, C) + (T, C) -> (B, T, C)
         elif self.config.positional == "learned":
-            x = x + self.position_embedding.weight[:T]  # (B, T, C) + (T, C) -> (B, T, C)
+            x = x + self.position_embedding.weight[start_pos : start_pos + T]  # (B, T, C) + (T, C)
         return self.dropout(x)  # (B, T, C)
 
-    def _run(self, idx: torch.Tensor, return_attention: bool):
-        x = self.embed(idx)  # (B, T) -> (B, T, C)
+    def _run(
+        self,
+        idx: torch.Tensor,
+        return_attention: bool,
+        cache: list[KVCache] | None = None,
+        start_pos: int = 0,
+    ):
+        x = self.embed(idx, start_pos)  # (B, T) -> (B, T, C)
         maps = []
-        for block in self.blocks:
+        for i, block in enumerate(self.blocks):
+            layer_cache = None if cache is None else cache[i]
             if return_attention:
-                x, weights = block(x, return_attention=True)  # (B, T, C), (B, H, T, T)
+                x, weights = block(
+                    x, return_attention=True, cache=layer_cache
+                )  # (B, T, C), (B, H, T, S)
                 maps.append(weights)
             else:
-                x = block(x)  # (B, T, C) -> (B, T, C)
+                x = block(x, cache=layer_cache)  # (B, T, C) -> (B, T, C)
         return self.final_norm(x), maps  # (B, T, C)
 
+    def new_cache(self) -> list[KVCache]:
+        """An empty :class:`~.kv_cache.KVCache` per block, for ``forward(..., cache=...)`` (12_generation)."""
+        return new_cache(len(self.blocks))
+
+    def _check_cache(self, cache: object, start_pos: object) -> None:
+        if not isinstance(start_pos, int) or isinstance(start_pos, bool) or start_pos < 0:
+            raise ValueError(f"start_pos must be an int ≥ 0, got {start_pos!r}")
+        if cache is None:
+            if start_pos:
+                raise ValueError(
+                    "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
+                )
+            return
+        if (
+            not isinstance(cache, list)
+            or len(cache) != len(self.blocks)
+            or not all(isinstance(c, KVCache) for c in cache)
+        ):
+            raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
+        for c in cache:
+            if c.length != start_pos:
+                raise ValueError(
+                    f"start_pos ({start_pos}) must equal the number of cached tokens ({c.length}): "
+                    "feed each token once, in order"
+                )
+
     def forward(
-        self, idx: torch.Tensor, targets: torch.Tensor | None = None
+        self,
+        idx: torch.Tensor,
+        targets: torch.Tensor | None = None,
+        *,
+        cache: list[KVCache] | None = None,
+        start_pos: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """idx [B, T] (T ≤ context_length) -> (logits [B, T, V], loss or None).
 
         With ``targets`` [B, T] the loss is the cross-entropy averaged over all B·T
         positions: −log p(target) under softmax(logits).
+
+        With ``cache`` (from :meth:`new_cache`, 12_generation) ``idx`` holds only the new
+        tokens, at positions ``start_pos`` … ``start_pos + T − 1`` (``start_pos`` = tokens
+        already cached); every block appends their keys and values to its cache, in place.
+        ``start_pos + T`` may not exceed ``context_length``.
         """
-        idx = self._check_ids("idx", idx)
+        self._check_cache(cache, start_pos)
+        idx = self._check_ids("idx", idx, start_pos=start_pos)
         if targets is not None:
             targets = self._check_ids("targets", targets, like=idx)
-        x, _ = self._run(idx, return_attention=False)  # (B, T, C)
+        x, _ = self._run(idx, return_attention=False, cache=cache, start_pos=start_pos)  # (B, T, C)
         logits = self.lm_head(x)  # (B, T, C) -> (B, T, V)
         if targets is None:
             return logits, None

@@ -51,6 +51,17 @@ def make_codec(
     return encode, decode_token
 
 
+def make_token_bytes(encoding, vocabulary=None) -> Callable[[int], bytes]:
+    """``token_bytes(id)``: the bytes of one model id (a ``cl100k_base`` id, or a compact id of
+    ``vocabulary``), for :class:`~transformer_course.streaming.TokenStreamer` (12_generation)."""
+
+    def token_bytes(token_id: int) -> bytes:
+        original = int(token_id) if vocabulary is None else int(vocabulary.ids[int(token_id)])
+        return encoding.decode_single_token_bytes(original)
+
+    return token_bytes
+
+
 def decode_with(
     model: nn.Module,
     prompt_ids: list[int] | torch.Tensor,
@@ -61,21 +72,27 @@ def decode_with(
     top_p: float = 0.9,
     beam_width: int = 4,
     seed: int = 0,
+    on_token: Callable[[int], object] | None = None,
 ) -> list[int]:
     """The new token ids that ``method`` appends to ``prompt_ids`` (12_generation).
 
     "greedy" = temperature 0; "sample" = plain sampling at ``temperature``; "top-k" and
     "top-p" sample at ``temperature`` from the filtered distribution; "beam" runs a beam
     search of ``beam_width``. Sampling draws from a generator seeded with ``seed``.
+    ``on_token(id)`` is called as each token is produced; beam search knows its best beam
+    only at the end, so it reports its tokens then.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     prompt = torch.as_tensor(prompt_ids, dtype=torch.long)  # (T,)
     generator = torch.Generator().manual_seed(seed)
+    report = None if on_token is None else (lambda token: on_token(int(token[0])))  # token: (1,)
     if method == "beam":
         out = beam_search(model, prompt, max_new_tokens, beam_width=beam_width)  # (T + n,)
+        for token in out[prompt.numel() :].tolist() if on_token is not None else []:
+            on_token(token)
     elif method == "greedy":
-        out = generate(model, prompt, max_new_tokens, temperature=0)  # (T + n,)
+        out = generate(model, prompt, max_new_tokens, temperature=0, on_token=report)  # (T + n,)
     else:
         out = generate(
             model,
@@ -85,6 +102,7 @@ def decode_with(
             top_k=top_k if method == "top-k" else None,
             top_p=top_p if method == "top-p" else None,
             generator=generator,
+            on_token=report,
         )  # (T + n,)
     return out[prompt.numel() :].tolist()
 
@@ -125,12 +143,14 @@ def continue_text(
     top_p: float = 0.9,
     beam_width: int = 4,
     seed: int = 0,
+    on_token: Callable[[int], object] | None = None,
 ) -> Continuation:
     """Continue ``prompt`` with ``method`` (12_generation); never raises for bad input.
 
     An empty prompt, text the vocabulary cannot encode, or a knob out of range come back as
     ``Continuation.error``. A prompt longer than the model's context is kept whole, and the
     ``note`` says that the model reads only its last ``context_length`` tokens.
+    ``on_token(id)`` sees each new token as it is produced (the widget streams text with it).
     """
     settings = dict(
         method=method,
@@ -165,7 +185,16 @@ def continue_text(
         )
     try:
         new_ids = decode_with(
-            model, prompt_ids, method, max_new_tokens, temperature, top_k, top_p, beam_width, seed
+            model,
+            prompt_ids,
+            method,
+            max_new_tokens,
+            temperature,
+            top_k,
+            top_p,
+            beam_width,
+            seed,
+            on_token=on_token,
         )
     except (ValueError, TypeError) as error:
         empty.error = f"Cannot generate with these settings: {error}"
@@ -224,15 +253,30 @@ def continuation_html(result: Continuation) -> str:
     return "".join(parts)
 
 
+def streaming_html(prompt: str, text: str) -> str:
+    """The continuation while it is being produced: the prompt in grey, the text so far, a cursor."""
+    return (
+        "<div style='font-family: monospace; line-height: 1.9'>"
+        f"<span style='color:#777'>{_visible(prompt)}</span>{_visible(text)}▌</div>"
+    )
+
+
 def generation_widget(
     model: nn.Module,
     encode: Callable[[str], list[int]],
     decode_token: Callable[[int], str],
     prompt: str = "The key to a successful sale is",
+    token_bytes: Callable[[int], bytes] | None = None,
 ):
     """The playground of 12_generation: a prompt box, the decoding method and its knobs; the
-    continuation appears with every token coloured by its probability. Returns the widget."""
+    text appears as it is produced (whole characters only, with ``token_bytes`` from
+    :func:`make_token_bytes`), then with every token coloured by its probability. Returns the widget."""
     import ipywidgets as widgets
+
+    from ..streaming import TokenStreamer
+
+    if token_bytes is None:
+        token_bytes = lambda token_id: decode_token(token_id).encode("utf-8")  # noqa: E731
 
     text = widgets.Textarea(
         value=prompt,
@@ -257,6 +301,12 @@ def generation_widget(
     shown = widgets.HTML()
 
     def show(prompt, method, max_new_tokens, temperature, top_k, top_p, beam_width, seed):
+        streamer, so_far = TokenStreamer(token_bytes), []
+
+        def stream(token_id: int) -> None:
+            so_far.append(streamer.push(token_id))
+            shown.value = streaming_html(prompt, "".join(so_far))
+
         result = continue_text(
             model,
             prompt,
@@ -269,6 +319,7 @@ def generation_widget(
             top_p,
             beam_width,
             seed,
+            on_token=stream,
         )
         shown.value = continuation_html(result)
 
