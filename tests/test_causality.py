@@ -169,6 +169,11 @@ def test_the_notebook_solution_passes_and_wrong_answers_fail():
         assert feedback.answered and not feedback.correct
     assert not check_sees_the_future(...).answered
 
+    def stub(model, idx, t):
+        ...
+
+    assert not check_sees_the_future(stub).answered
+
 
 def test_stored_notebook_keeps_the_stubs_unanswered():
     notebook = json.loads(Path(__file__).parents[1].joinpath("notebooks/06_mask.ipynb").read_text())
@@ -178,4 +183,4 @@ def test_stored_notebook_keeps_the_stubs_unanswered():
         if c["cell_type"] == "code" and ("check_sees_the_future(" in "".join(c["source"]) or "check_broken_layer(" in "".join(c["source"]))
         for o in c.get("outputs", [])
     ]
-    assert len(outputs) == 2 and all(o.startswith("✏️  Not answered yet") for o in outputs)
+    assert len(outputs) == 2 and all(o.startswith("✏️  Not answered yet") for o in outputs), outputs

@@ -351,6 +351,8 @@ def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
                 got = answer(model, idx.clone(), t)
             except Exception as error:  # the learner's code: report, never crash the notebook
                 return report(False, "", f"your function raised {type(error).__name__}: {error} (on {name}, t = {t}).")
+            if unanswered(got):  # the stub's body is still `...`: it returns None
+                return report(False, "", "your function returns None: replace the `...` in its body with your code.", answered=False)
             got = _as_float(got)
             if not isinstance(got, (bool, int)) or got not in (0, 1):
                 return report(False, "", f"return True or False, got {got!r} (on {name}, t = {t}).")
