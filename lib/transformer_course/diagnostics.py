@@ -319,7 +319,8 @@ class RunEstimate:
         return (
             f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
             f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
-            f"{self.evaluations} validations × {self.seconds_per_evaluation:.2f} s)"
+            f"{self.evaluations} validation{'s' if self.evaluations != 1 else ''} × "
+            f"{self.seconds_per_evaluation:.2f} s)"
         )
 
     def __repr__(self) -> str:
