@@ -60,7 +60,7 @@ def _check_loss(name: str, loss: object) -> float:
 
 def perplexity(loss: float | torch.Tensor) -> float:
     """exp(loss) (introduced in 10_logits_and_loss): the number of equally likely tokens the
-    model is as unsure as. A loss of ln V gives V; a loss of 0 gives 1; NaN stays NaN, and a
+    model is as unsure as. ``loss`` is a number or a one-element tensor (shape [] or [1]). A loss of ln V gives V; a loss of 0 gives 1; NaN stays NaN, and a
     loss too large for exp gives inf."""
     value = _check_loss("loss", loss)
     if math.isnan(value):
@@ -72,7 +72,9 @@ def perplexity(loss: float | torch.Tensor) -> float:
 
 
 def describe_loss(loss: float | torch.Tensor) -> str:
-    """``"loss 4.73 (perplexity 113)"`` (11_training): the loss with its perplexity beside it."""
+    """``"loss 4.73 (perplexity 113)"`` (11_training): the loss with its perplexity beside it.
+
+    ``loss`` is a number or a one-element tensor (shape [] or [1])."""
     value = _check_loss("loss", loss)
     ppl = perplexity(value)
     shown = f"{ppl:,.0f}" if ppl >= 10 else f"{ppl:.2f}"
@@ -201,7 +203,8 @@ def warn_if_initial_loss_off(
     loss: float | torch.Tensor, vocab_size: int, *, tolerance: float = 0.5
 ) -> InitialLossCheck:
     """Run :func:`check_initial_loss` and warn (:class:`InitialLossWarning`) when the gap is
-    large; stay quiet on a normal start (11_training: ``train`` calls it on its first batch)."""
+    large; stay quiet on a normal start (11_training: ``train`` calls it on its first batch).
+    ``loss`` is a number or a one-element tensor (shape [] or [1])."""
     check = check_initial_loss(loss, vocab_size, tolerance=tolerance)
     if not check.ok:
         warnings.warn(str(check), InitialLossWarning, stacklevel=3)
@@ -340,6 +343,7 @@ def estimate_training_time(
     Trains a *copy* of ``model`` (the original, the global random state and any checkpoint are
     left untouched) with ``train``'s own loop, so the estimate includes everything a real step
     does. The first step (allocations, warm-up) is not counted; the median of the others is.
+    ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
     """
     from .checkpoint import unwrap
     from .train import TrainConfig, evaluate, train
