@@ -128,7 +128,9 @@ class _Pool(torch.nn.Module):
 def test_suspect_exercise_answers():
     suspect = suspect_model()
     leaking = [
-        i for i, b in enumerate(suspect.blocks) if not check_causal(b.attn, causal=True, raise_on_leak=False)
+        i
+        for i, b in enumerate(suspect.blocks)
+        if not check_causal(b.attn, causal=True, raise_on_leak=False)
     ]
     assert len(leaking) == 1
     assert check_broken_layer(leaking[0], suspect).correct
@@ -169,8 +171,7 @@ def test_the_notebook_solution_passes_and_wrong_answers_fail():
         assert feedback.answered and not feedback.correct
     assert not check_sees_the_future(...).answered
 
-    def stub(model, idx, t):
-        ...
+    def stub(model, idx, t): ...
 
     assert not check_sees_the_future(stub).answered
 
@@ -180,7 +181,11 @@ def test_stored_notebook_keeps_the_stubs_unanswered():
     outputs = [
         "".join(o.get("data", {}).get("text/plain", ""))
         for c in notebook["cells"]
-        if c["cell_type"] == "code" and ("check_sees_the_future(" in "".join(c["source"]) or "check_broken_layer(" in "".join(c["source"]))
+        if c["cell_type"] == "code"
+        and (
+            "check_sees_the_future(" in "".join(c["source"])
+            or "check_broken_layer(" in "".join(c["source"])
+        )
         for o in c.get("outputs", [])
     ]
     assert len(outputs) == 2 and all(o.startswith("✏️  Not answered yet") for o in outputs), outputs

@@ -31,7 +31,9 @@ VOCAB = 64
 
 def model(std: float | None = None, seed: int = 0, **overrides) -> GPT:
     torch.manual_seed(seed)
-    settings = dict(vocab_size=VOCAB, context_length=8, d_model=32, n_heads=4, n_layers=2, dropout=0.0)
+    settings = dict(
+        vocab_size=VOCAB, context_length=8, d_model=32, n_heads=4, n_layers=2, dropout=0.0
+    )
     settings.update(overrides)
     net = GPT(GPTConfig(**settings))
     if std is not None:  # the wrong init: every weight at std `std` instead of 0.02
@@ -46,7 +48,9 @@ def stream(n: int = 600, seed: int = 0) -> torch.Tensor:
 
 
 def quick(**overrides) -> TrainConfig:
-    values = dict(steps=4, batch_size=4, context_length=8, eval_interval=0, progress=False, device="cpu")
+    values = dict(
+        steps=4, batch_size=4, context_length=8, eval_interval=0, progress=False, device="cpu"
+    )
     values.update(overrides)
     return TrainConfig(**values)
 
@@ -58,7 +62,14 @@ def first_loss(net: GPT) -> tuple[torch.Tensor, torch.Tensor]:
     return logits, loss
 
 
-@pytest.mark.parametrize("overrides", [{}, {"positional": "learned"}, {"positional": "rope", "norm": "rmsnorm", "feedforward": "swiglu", "n_kv_heads": 2}])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"positional": "learned"},
+        {"positional": "rope", "norm": "rmsnorm", "feedforward": "swiglu", "n_kv_heads": 2},
+    ],
+)
 def test_course_init_is_within_tolerance_of_ln_v(overrides):
     logits, loss = first_loss(model(**overrides))
     check = check_initial_loss(loss, VOCAB, logits=logits)
@@ -153,7 +164,9 @@ def test_run_estimate_extrapolates_and_leaves_everything_untouched():
     net = model()
     before = {k: v.clone() for k, v in net.state_dict().items()}
     rng = torch.get_rng_state()
-    estimate = estimate_training_time(net, stream(), stream(seed=1), quick(steps=500, eval_interval=100), probe_steps=3)
+    estimate = estimate_training_time(
+        net, stream(), stream(seed=1), quick(steps=500, eval_interval=100), probe_steps=3
+    )
     assert torch.equal(rng, torch.get_rng_state())
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
     assert estimate.steps == 500 and estimate.evaluations == 5 and estimate.probe_steps == 3

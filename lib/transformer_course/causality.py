@@ -113,7 +113,9 @@ def _first_tensor(output: Any, name: str) -> torch.Tensor:
     if isinstance(output, (tuple, list)) and output:
         output = output[0]  # e.g. GPT's (logits, loss)
     if not isinstance(output, torch.Tensor):
-        raise TypeError(f"{name} must return a tensor (or a tuple starting with one), got {type(output).__name__}")
+        raise TypeError(
+            f"{name} must return a tensor (or a tuple starting with one), got {type(output).__name__}"
+        )
     return output
 
 
@@ -165,7 +167,9 @@ def check_causal(
         limit = getattr(config, "context_length", None)
         T = min(int(limit), 16) if isinstance(limit, int) else 8
     if isinstance(T, bool) or not isinstance(T, int) or T < 2:
-        raise ValueError(f"T must be an int of at least 2 (a causal check needs a future), got {T!r}")
+        raise ValueError(
+            f"T must be an int of at least 2 (a causal check needs a future), got {T!r}"
+        )
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if not (isinstance(atol, (int, float)) and atol >= 0):
@@ -173,7 +177,11 @@ def check_causal(
 
     parameter = next(model.parameters(), None)
     device = parameter.device if parameter is not None else torch.device("cpu")
-    dtype = parameter.dtype if parameter is not None and parameter.is_floating_point() else torch.float32
+    dtype = (
+        parameter.dtype
+        if parameter is not None and parameter.is_floating_point()
+        else torch.float32
+    )
     generator = torch.Generator().manual_seed(seed)
     embedding = _input_embedding(model)
     if embedding is not None:
@@ -211,9 +219,13 @@ def check_causal(
                 other = inputs.clone()
                 if mode == "token ids":
                     shift = torch.randint(1, vocab, (batch_size, T - t - 1), generator=generator)
-                    other[:, t + 1 :] = (other[:, t + 1 :] + shift.to(device)) % vocab  # (B, T-t-1) all differ
+                    other[:, t + 1 :] = (
+                        other[:, t + 1 :] + shift.to(device)
+                    ) % vocab  # (B, T-t-1) all differ
                 else:
-                    fresh = torch.randn(batch_size, T - t - 1, inputs.shape[-1], generator=generator)
+                    fresh = torch.randn(
+                        batch_size, T - t - 1, inputs.shape[-1], generator=generator
+                    )
                     other[:, t + 1 :] = fresh.to(device=device, dtype=inputs.dtype)  # (B, T-t-1, C)
                 moved = (run(other)[:, : t + 1] - reference[:, : t + 1]).abs().max().item()
                 if moved > atol:
@@ -250,7 +262,9 @@ def check_causal(
             )
             if grad is None:
                 continue
-            later = grad[:, t + 1 :].abs().reshape(batch_size, T - t - 1, -1).amax(dim=(0, 2))  # (T-t-1,)
+            later = (
+                grad[:, t + 1 :].abs().reshape(batch_size, T - t - 1, -1).amax(dim=(0, 2))
+            )  # (T-t-1,)
             max_gradient = max(max_gradient, float(later.max()))
             leaks.extend((t, t + 1 + int(s)) for s in torch.nonzero(later > 0).flatten().tolist())
     finally:

@@ -51,7 +51,9 @@ TIMING_MARK = "⏱"
 def _check_loss(name: str, loss: object) -> float:
     if isinstance(loss, torch.Tensor):
         if loss.numel() != 1:
-            raise ValueError(f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}")
+            raise ValueError(
+                f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
+            )
         loss = float(loss.detach().float().item())
     if isinstance(loss, bool) or not isinstance(loss, (int, float)):
         raise TypeError(f"{name} must be a number (a loss in nats), got {type(loss).__name__}")
@@ -192,7 +194,9 @@ def check_initial_loss(
         detached = logits.detach().float()  # (..., V)
         # The spread within each row is what moves the loss; a shift of a whole row does not.
         std = float((detached - detached.mean(dim=-1, keepdim=True)).pow(2).mean().sqrt())
-    return InitialLossCheck(loss=value, vocab_size=vocab_size, tolerance=float(tolerance), logit_std=std)
+    return InitialLossCheck(
+        loss=value, vocab_size=vocab_size, tolerance=float(tolerance), logit_std=std
+    )
 
 
 class InitialLossWarning(UserWarning):
@@ -318,7 +322,13 @@ class RunEstimate:
 
     def __str__(self) -> str:
         total = self.total_seconds
-        shown = f"{total:.1f} s" if total < 10 else f"{total:.0f} s" if total < 120 else f"{total / 60:.1f} min"
+        shown = (
+            f"{total:.1f} s"
+            if total < 10
+            else f"{total:.0f} s"
+            if total < 120
+            else f"{total / 60:.1f} min"
+        )
         return (
             f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
             f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
@@ -369,10 +379,18 @@ def estimate_training_time(
     try:
         # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
         # times are the n gaps between stamps 1 … n+1.
-        train(clone, train_ids, val_ids, probe, callback=lambda step, history: stamps.append(time.perf_counter()))
+        train(
+            clone,
+            train_ids,
+            val_ids,
+            probe,
+            callback=lambda step, history: stamps.append(time.perf_counter()),
+        )
         device = next(clone.parameters()).device
         started = time.perf_counter()
-        evaluate(clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast)
+        evaluate(
+            clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
+        )
         eval_seconds = time.perf_counter() - started
     finally:
         torch.set_rng_state(cpu_state)

@@ -572,7 +572,7 @@ def train(
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)  # (B, T)
                 with _autocast(device, config.autocast):
                     logits, loss = net(x, y)  # (B, T) -> (B, T, V), scalar mean cross-entropy
-                if step == 0 and rank == 0 and isinstance(logits, torch.Tensor):  # untrained: ≈ ln V
+                if step == 0 and rank == 0 and isinstance(logits, torch.Tensor):  # ≈ ln V?
                     warn_if_initial_loss_off(loss, logits.shape[-1])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()

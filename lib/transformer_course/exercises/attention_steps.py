@@ -254,7 +254,12 @@ class _LeakyAttention(MultiHeadAttention):
     causality tests). ``diagonal=1``: query i also sees key i + 1 (an off-by-one ``tril``);
     ``diagonal=None``: the mask is dropped; ``peek=(i, j)``: only query i also sees key j."""
 
-    def __init__(self, source: MultiHeadAttention, diagonal: int | None = 1, peek: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        source: MultiHeadAttention,
+        diagonal: int | None = 1,
+        peek: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(
             source.d_model,
             source.n_heads,
@@ -283,13 +288,22 @@ class _LeakyAttention(MultiHeadAttention):
             elif self._diagonal is None:
                 leaky = torch.ones(T, T, dtype=torch.bool, device=x.device)  # (T, T) nothing hidden
             else:
-                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(self._diagonal)  # (T, T)
+                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(
+                    self._diagonal
+                )  # (T, T)
             mask = leaky if mask is None else mask & leaky
-        return super().forward(x, context=context, mask=mask, causal=False, return_weights=return_weights)
+        return super().forward(
+            x, context=context, mask=mask, causal=False, return_weights=return_weights
+        )
 
 
 def leaky_gpt(
-    config: GPTConfig, layer: int = 0, *, diagonal: int | None = 1, peek: tuple[int, int] | None = None, seed: int = 0
+    config: GPTConfig,
+    layer: int = 0,
+    *,
+    diagonal: int | None = 1,
+    peek: tuple[int, int] | None = None,
+    seed: int = 0,
 ) -> GPT:
     """A GPT (06_mask exercise) whose block ``layer`` has a broken causal mask; see
     :class:`_LeakyAttention` for ``diagonal`` and ``peek``. Everything else, weights included
@@ -309,15 +323,21 @@ def leaky_gpt(
 def suspect_model(seed: int = 6) -> GPT:
     """06_mask's suspect: a 4-block GPT (vocabulary 50, context 12) with one block whose mask
     is off by one. Which block depends on ``seed``."""
-    config = GPTConfig(vocab_size=50, context_length=12, d_model=32, n_heads=4, n_layers=4, dropout=0.0)
-    layer = int(torch.randint(0, config.n_layers, (1,), generator=torch.Generator().manual_seed(seed)))
+    config = GPTConfig(
+        vocab_size=50, context_length=12, d_model=32, n_heads=4, n_layers=4, dropout=0.0
+    )
+    layer = int(
+        torch.randint(0, config.n_layers, (1,), generator=torch.Generator().manual_seed(seed))
+    )
     return leaky_gpt(config, layer, diagonal=1, seed=seed)
 
 
 def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
     with torch.no_grad():
         changed = idx.clone()
-        changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % model.config.vocab_size  # (B, T) every later token differs
+        changed[:, t + 1 :] = (
+            changed[:, t + 1 :] + 1
+        ) % model.config.vocab_size  # (B, T) every later token differs
         before, _ = model(idx)  # (B, T, V)
         after, _ = model(changed)  # (B, T, V)
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])
@@ -332,8 +352,14 @@ def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
     if unanswered(answer):
         return report(False, "", _NOT_ANSWERED, answered=False)
     if not callable(answer):
-        return report(False, "", f"answer with your function sees_the_future itself (no call), got {type(answer).__name__}.")
-    config = GPTConfig(vocab_size=40, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=0.0)
+        return report(
+            False,
+            "",
+            f"answer with your function sees_the_future itself (no call), got {type(answer).__name__}.",
+        )
+    config = GPTConfig(
+        vocab_size=40, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=0.0
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         causal = GPT(config)
@@ -342,7 +368,12 @@ def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
         "a GPT whose block 1 is off by one": leaky_gpt(config, 1, seed=seed + 1),
         "a GPT where only query 2 peeks at key 5": leaky_gpt(config, 0, peek=(2, 5), seed=seed + 2),
     }
-    idx = torch.randint(0, config.vocab_size, (2, config.context_length), generator=torch.Generator().manual_seed(seed))
+    idx = torch.randint(
+        0,
+        config.vocab_size,
+        (2, config.context_length),
+        generator=torch.Generator().manual_seed(seed),
+    )
     for name, model in models.items():
         model.eval()
         for t in range(config.context_length - 1):
@@ -350,9 +381,18 @@ def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
             try:
                 got = answer(model, idx.clone(), t)
             except Exception as error:  # the learner's code: report, never crash the notebook
-                return report(False, "", f"your function raised {type(error).__name__}: {error} (on {name}, t = {t}).")
+                return report(
+                    False,
+                    "",
+                    f"your function raised {type(error).__name__}: {error} (on {name}, t = {t}).",
+                )
             if unanswered(got):  # the stub's body is still `...`: it returns None
-                return report(False, "", "your function returns None: replace the `...` in its body with your code.", answered=False)
+                return report(
+                    False,
+                    "",
+                    "your function returns None: replace the `...` in its body with your code.",
+                    answered=False,
+                )
             got = _as_float(got)
             if not isinstance(got, (bool, int)) or got not in (0, 1):
                 return report(False, "", f"return True or False, got {got!r} (on {name}, t = {t}).")
@@ -379,7 +419,9 @@ def check_broken_layer(answer: object, model: GPT) -> Feedback:
     leaking = [
         i
         for i, block in enumerate(model.blocks)
-        if not check_causal(block.attn, T=model.config.context_length, causal=True, raise_on_leak=False)
+        if not check_causal(
+            block.attn, T=model.config.context_length, causal=True, raise_on_leak=False
+        )
     ]
     expected = leaking[0] if len(leaking) == 1 else leaking
     return check_value(
