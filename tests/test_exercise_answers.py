@@ -19,6 +19,7 @@ import torch
 import transformer_course.exercises as exercises
 from transformer_course import word2vec as w2v
 from transformer_course.exercises import Feedback
+from transformer_course.exercises.attention_steps import suspect_model
 from transformer_course.exercises.answers import (
     call_learner,
     first_difference,
@@ -35,6 +36,7 @@ def _vocabulary() -> w2v.Vocabulary:
 
 #: Arguments the checkers cannot default (they describe the learner's own run).
 REQUIRED_ARGS = {
+    "check_broken_layer": {"model": suspect_model()},
     "check_corpus_characters": {"text": "abc"},
     "check_attention_output": {"weights": torch.eye(3), "v": torch.ones(3, 2)},
     "check_warmup_lr": {"step": 3, "steps": 100, "lr": 1e-3, "warmup": 10, "min_lr": None},

@@ -378,8 +378,11 @@ def command_train(args: argparse.Namespace) -> int:
         )
         return 130
     if history.val_loss:
+        from .diagnostics import perplexity
+
         say(
-            f"step {history.steps}: validation loss {history.val_loss[-1]:.3f} (whole validation split)"
+            f"step {history.steps}: validation loss {history.val_loss[-1]:.3f}, perplexity "
+            f"{perplexity(history.val_loss[-1]):.1f} (whole validation split)"
         )
     if history.seconds > 0:
         say(f"{history.tokens / history.seconds:,.0f} tokens/s this run; checkpoint: {checkpoint}")

@@ -34,6 +34,7 @@ from torch import nn
 from . import data
 from .checkpoint import load_checkpoint, save_checkpoint, unwrap
 from .device import autocast_dtype, pick_device
+from .diagnostics import perplexity, warn_if_initial_loss_off
 
 ON_INTERRUPT = ("return", "raise")
 
@@ -570,7 +571,9 @@ def train(
                 )
                 x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)  # (B, T)
                 with _autocast(device, config.autocast):
-                    _, loss = net(x, y)  # (B, T) -> scalar mean cross-entropy
+                    logits, loss = net(x, y)  # (B, T) -> (B, T, V), scalar mean cross-entropy
+                if step == 0 and rank == 0 and isinstance(logits, torch.Tensor):  # ≈ ln V?
+                    warn_if_initial_loss_off(loss, logits.shape[-1])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if config.grad_clip is not None:
@@ -585,7 +588,11 @@ def train(
                 if len(pending) >= 50 or step == config.steps:
                     flush()
                     if bar is not None:
-                        bar.set_postfix(loss=f"{history.train_loss[-1]:.2f}", refresh=False)
+                        bar.set_postfix(
+                            loss=f"{history.train_loss[-1]:.2f}",
+                            ppl=f"{perplexity(history.train_loss[-1]):.0f}",
+                            refresh=False,
+                        )
                 if (
                     config.eval_interval and step % config.eval_interval == 0
                 ) or step == config.steps:
@@ -595,6 +602,7 @@ def train(
                         bar.set_postfix(
                             loss=f"{history.train_loss[-1]:.2f}",
                             val=f"{history.val_loss[-1]:.2f}",
+                            val_ppl=f"{perplexity(history.val_loss[-1]):.0f}",
                             refresh=False,
                         )
                 if bar is not None:

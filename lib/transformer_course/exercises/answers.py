@@ -96,6 +96,22 @@ def read_number(answer: object) -> tuple[float | int | None, str | None]:
     return value, None
 
 
+def read_bool(answer: object) -> tuple[bool | None, str | None]:
+    """A yes/no from ``True``/``False``, 0/1, or a one-element bool tensor or array."""
+    if _is_array_like(answer):
+        if _size(answer) != 1:
+            return None, "answer with one True or False, not a whole tensor of them."
+        try:
+            answer = answer.item()  # type: ignore[attr-defined]
+        except Exception:
+            return None, f"could not read True or False from this {_type_name(answer)}."
+    if isinstance(answer, bool):
+        return answer, None
+    if isinstance(answer, int) and answer in (0, 1):
+        return bool(answer), None
+    return None, f"answer with True or False, got {answer!r}."
+
+
 def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
     """A shape (a tuple of whole numbers) from a tuple, list, ``torch.Size`` or 1-D integer array."""
     if isinstance(answer, torch.Tensor) and answer.dim() > 1:

@@ -6,8 +6,10 @@ import math
 
 import torch
 
+from ..attention import MultiHeadAttention
+from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
-from .answers import first_difference, read_tensor
+from .answers import first_difference, read_bool, read_tensor
 
 
 def _check_tensor(
@@ -235,4 +237,194 @@ def check_merged_shape(
         expected,
         f"(B, H, T, D) → (B, T, H, D) → (B, T, H·D) = {expected}.",
         "move the head axis back behind time and glue the heads' columns side by side.",
+    )
+
+
+# ---- 06_mask: catch a leaking model ----------------------------------------------------------
+
+
+class _LeakyAttention(MultiHeadAttention):
+    """A MultiHeadAttention whose causal mask is subtly wrong (for 06_mask's exercises and the
+    causality tests). ``diagonal=1``: query i also sees key i + 1 (an off-by-one ``tril``);
+    ``diagonal=None``: the mask is dropped; ``peek=(i, j)``: only query i also sees key j."""
+
+    def __init__(
+        self,
+        source: MultiHeadAttention,
+        diagonal: int | None = 1,
+        peek: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__(
+            source.d_model,
+            source.n_heads,
+            n_kv_heads=source.n_kv_heads,
+            dropout=source.dropout,
+            bias=source.q_proj.bias is not None,
+            rope=source.rope,
+            rope_base=source.rope_base,
+        )
+        self.load_state_dict(source.state_dict())
+        self.to(source.q_proj.weight.device)
+        self._diagonal = diagonal
+        self._peek = peek
+
+    def _get_name(self) -> str:  # prints as the real thing: the bug is not in the name
+        return "MultiHeadAttention"
+
+    def forward(self, x, context=None, mask=None, causal=False, return_weights=False, cache=None):
+        if causal:
+            T = x.shape[1]
+            if self._peek is not None:
+                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()  # (T, T)
+                i, j = self._peek
+                if i < T and j < T:
+                    leaky[i, j] = True
+            elif self._diagonal is None:
+                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device)  # (T, T) nothing hidden
+            else:
+                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(
+                    self._diagonal
+                )  # (T, T)
+            mask = leaky if mask is None else mask & leaky
+        return super().forward(
+            x, context=context, mask=mask, causal=False, return_weights=return_weights, cache=cache
+        )
+
+
+def leaky_gpt(
+    config: GPTConfig,
+    layer: int = 0,
+    *,
+    diagonal: int | None = 1,
+    peek: tuple[int, int] | None = None,
+    seed: int = 0,
+) -> GPT:
+    """A GPT (06_mask exercise) whose block ``layer`` has a broken causal mask; see
+    :class:`_LeakyAttention` for ``diagonal`` and ``peek``. Everything else, weights included
+    (seeded with ``seed``), is the course's model."""
+    if not isinstance(config, GPTConfig):
+        raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+    if not 0 <= layer < config.n_layers:
+        raise ValueError(f"layer must lie in 0 … {config.n_layers - 1}, got {layer}")
+    with torch.random.fork_rng(devices=[]):  # seeded weights, the caller's random state untouched
+        torch.manual_seed(seed)
+        model = GPT(config)
+    block = model.blocks[layer]
+    block.attn = _LeakyAttention(block.attn, diagonal=diagonal, peek=peek)
+    return model
+
+
+def suspect_model(seed: int = 6) -> GPT:
+    """06_mask's suspect: a 4-block GPT (vocabulary 50, context 12) with one block whose mask
+    is off by one. Which block depends on ``seed``."""
+    config = GPTConfig(
+        vocab_size=50, context_length=12, d_model=32, n_heads=4, n_layers=4, dropout=0.0
+    )
+    layer = int(
+        torch.randint(0, config.n_layers, (1,), generator=torch.Generator().manual_seed(seed))
+    )
+    return leaky_gpt(config, layer, diagonal=1, seed=seed)
+
+
+def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
+    with torch.no_grad():
+        changed = idx.clone()
+        changed[:, t + 1 :] = (
+            changed[:, t + 1 :] + 1
+        ) % model.config.vocab_size  # (B, T) every later token differs
+        before, _ = model(idx)  # (B, T, V)
+        after, _ = model(changed)  # (B, T, V)
+    return not torch.equal(before[:, : t + 1], after[:, : t + 1])
+
+
+@checker
+def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
+    """06_mask exercise: ``answer`` is the learner's ``sees_the_future(model, idx, t) -> bool``.
+
+    It is run on fresh models (a causal one, one with an off-by-one block, one where a single
+    query peeks at a single later key) and must say, for every t, whether changing the tokens
+    after t moves any output at positions 0 … t."""
+    if unanswered(answer):
+        return report(False, "", NOT_ANSWERED, answered=False)
+    if not callable(answer):
+        return report(
+            False,
+            "",
+            f"answer with your function sees_the_future itself (no call), got {type(answer).__name__}.",
+        )
+    config = GPTConfig(
+        vocab_size=40, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=0.0
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        causal = GPT(config)
+    models = {
+        "a causal GPT": causal,
+        "a GPT whose block 1 is off by one": leaky_gpt(config, 1, seed=seed + 1),
+        "a GPT where only query 2 peeks at key 5": leaky_gpt(config, 0, peek=(2, 5), seed=seed + 2),
+    }
+    idx = torch.randint(
+        0,
+        config.vocab_size,
+        (2, config.context_length),
+        generator=torch.Generator().manual_seed(seed),
+    )
+    for name, model in models.items():
+        model.eval()
+        for t in range(config.context_length - 1):
+            want = _truth(model, idx, t)
+            try:
+                got = answer(model, idx.clone(), t)
+            except Exception as error:  # the learner's code: report, never crash the notebook
+                return report(
+                    False,
+                    "",
+                    f"your function raised {type(error).__name__}: {error} (on {name}, t = {t}).",
+                )
+            if unanswered(got):  # the stub's body is still `...`: it returns None
+                return report(
+                    False,
+                    "",
+                    "your function returns None: replace the `...` in its body with your code.",
+                    answered=False,
+                )
+            got, problem = read_bool(got)
+            if problem:
+                return report(False, "", f"your function should {problem[0].lower()}{problem[1:]} (on {name}, t = {t})")
+            if got != want:
+                return report(
+                    False,
+                    "",
+                    f"on {name}, t = {t}: the right answer is {want}, yours is {bool(got)}. Hint: copy idx, "
+                    "change every token after position t, run the model on both, and compare the logits "
+                    "of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers).",
+                )
+    return report(
+        True,
+        "your test catches an off-by-one mask and a single leaking cell, and passes the causal model. "
+        "`causality.check_causal` does the same for every t, and adds the gradient test.",
+        "",
+    )
+
+
+@checker
+def check_broken_layer(answer: object, model: GPT) -> Feedback:
+    """06_mask exercise: which block of ``model`` (the suspect) has the leaking mask?"""
+    from ..causality import check_causal
+
+    leaking = [
+        i
+        for i, block in enumerate(model.blocks)
+        if not check_causal(
+            block.attn, T=model.config.context_length, causal=True, raise_on_leak=False
+        )
+    ]
+    expected = leaking[0] if len(leaking) == 1 else leaking
+    return check_value(
+        answer,
+        expected,
+        f"block {expected}: `check_causal(model.blocks[{expected}].attn, causal=True)` names the pairs (t, t + 1) — "
+        "an off-by-one diagonal.",
+        "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
+        "and answer with the index (0-based) of the one that is not causal.",
     )

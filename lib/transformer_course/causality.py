@@ -1,0 +1,283 @@
+"""Does a model peek at the future? A mask-leak check for any model (introduced in 06_mask).
+
+A decoder's output at position t may depend only on inputs 0 … t. :func:`check_causal` tests
+that two ways, on random inputs, with the model in eval mode (dropout off):
+
+1. **Perturbation.** For every t, replace the inputs after t and assert that the outputs at
+   positions 0 … t do not change at all.
+2. **Gradient.** For every t, back-propagate from output t (a fixed random projection of it)
+   to the input vectors (the token embeddings for a language model) and assert that the
+   gradient on every position after t is exactly zero.
+
+A leak names its positions: "output 3 depends on input 4". It works on the course's GPT (any
+config: learned, sinusoidal, RoPE, GQA, …), on any module whose forward takes token ids
+[B, T] or vectors [B, T, C], and on a bare attention layer (``check_causal(attn, causal=True)``
+passes ``causal=True`` on to its forward).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["CausalityError", "CausalityReport", "check_causal"]
+
+
+class CausalityError(AssertionError):
+    """A model's output at some position depends on later inputs; ``report`` says where."""
+
+    def __init__(self, report: CausalityReport) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+@dataclass(frozen=True)
+class CausalityReport:
+    """What :func:`check_causal` found (06_mask).
+
+    ``changed`` lists the positions t whose output moved when only inputs after t changed;
+    ``leaks`` lists the (t, s) pairs, s > t, where output t has a non-zero gradient with respect
+    to input s. ``max_change`` and ``max_gradient`` are the largest such effects.
+    """
+
+    positions: int
+    mode: str
+    changed: tuple[int, ...] = ()
+    leaks: tuple[tuple[int, int], ...] = ()
+    max_change: float = 0.0
+    max_gradient: float = 0.0
+    checks: tuple[str, ...] = field(default=("perturbation", "gradient"))
+
+    @property
+    def ok(self) -> bool:
+        return not self.changed and not self.leaks
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    @property
+    def diagnosis(self) -> str:
+        """A guess at the bug behind the leak pattern."""
+        if self.ok:
+            return ""
+        if self.leaks and all(s == t + 1 for t, s in self.leaks):
+            return (
+                "every leak is one step ahead (s = t + 1): an off-by-one diagonal, e.g. "
+                "tril(diagonal=1) or `j <= i + 1` instead of `j <= i`"
+            )
+        T = self.positions
+        every_pair = {(t, s) for t in range(T) for s in range(t + 1, T)}
+        if set(self.leaks) == every_pair:
+            return (
+                "every output sees every later input: the mask is missing somewhere "
+                "(dropped in a layer, causal=False, or applied after the softmax)"
+            )
+        return "only some pairs leak: look for a mask built with the wrong shape, slice or offset"
+
+    def __str__(self) -> str:
+        if self.ok:
+            return (
+                f"causal ✓ ({self.mode}, T = {self.positions}): outputs 0 … t never moved when "
+                f"inputs after t changed, and their gradients on later inputs are exactly 0"
+            )
+        lines = [f"causality broken ({self.mode}, T = {self.positions}):"]
+        if self.changed:
+            lines.append(
+                f"- outputs at positions {list(self.changed)} changed when only later inputs "
+                f"changed (largest change {self.max_change:.3g})"
+            )
+        if self.leaks:
+            by_output: dict[int, list[int]] = {}
+            for t, s in self.leaks:
+                by_output.setdefault(t, []).append(s)
+            shown = "; ".join(
+                f"output {t} depends on input{'s' if len(ss) > 1 else ''} {', '.join(map(str, ss))}"
+                for t, ss in list(by_output.items())[:6]
+            )
+            more = f" (and {len(by_output) - 6} more outputs)" if len(by_output) > 6 else ""
+            lines.append(
+                f"- non-zero gradient on later inputs: {shown}{more} "
+                f"(largest {self.max_gradient:.3g})"
+            )
+        lines.append(f"- likely cause: {self.diagnosis}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _first_tensor(output: Any, name: str) -> torch.Tensor:
+    if isinstance(output, (tuple, list)) and output:
+        output = output[0]  # e.g. GPT's (logits, loss)
+    if not isinstance(output, torch.Tensor):
+        raise TypeError(
+            f"{name} must return a tensor (or a tuple starting with one), got {type(output).__name__}"
+        )
+    return output
+
+
+def _input_embedding(model: nn.Module) -> nn.Embedding | None:
+    for attr in ("token_embedding", "tok_emb", "wte", "embed_tokens"):
+        module = getattr(model, attr, None)
+        if isinstance(module, nn.Embedding):
+            return module
+    return next((m for m in model.modules() if isinstance(m, nn.Embedding)), None)
+
+
+def _model_width(model: nn.Module) -> int | None:
+    # The module's own d_model (an attention layer), its config's, or its first sub-module's
+    # (a Block's attention layer).
+    for owner in (model, getattr(model, "config", None), *model.modules()):
+        width = getattr(owner, "d_model", None)
+        if isinstance(width, int) and not isinstance(width, bool):
+            return width
+    return None
+
+
+def check_causal(
+    model: nn.Module,
+    T: int | None = None,
+    *,
+    batch_size: int = 2,
+    seed: int = 0,
+    atol: float = 0.0,
+    raise_on_leak: bool = True,
+    **forward_kwargs: Any,
+) -> CausalityReport:
+    """Assert that ``model``'s output at position t depends only on inputs 0 … t (06_mask).
+
+    ``model`` takes token ids [B, T] (when it owns an ``nn.Embedding``: a GPT of any config) or
+    vectors [B, T, C] (``C`` from its ``d_model``: a block or a bare attention layer), and
+    returns [B, T, ...] or a tuple starting with it. ``forward_kwargs`` go to every call (e.g.
+    ``causal=True`` for :class:`~transformer_course.attention.MultiHeadAttention`). ``T``
+    defaults to the model's ``config.context_length`` (capped at 16), else 8.
+
+    Runs in eval mode (the model's mode is restored) on seeded random inputs. Raises
+    :class:`CausalityError` (an ``AssertionError``) naming the leaking positions, or returns the
+    :class:`CausalityReport` with ``raise_on_leak=False``. Outputs must stay identical up to
+    ``atol`` (0: bit for bit); gradients must be exactly zero.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    config = getattr(model, "config", None)
+    if T is None:
+        limit = getattr(config, "context_length", None)
+        T = min(int(limit), 16) if isinstance(limit, int) else 8
+    if isinstance(T, bool) or not isinstance(T, int) or T < 2:
+        raise ValueError(
+            f"T must be an int of at least 2 (a causal check needs a future), got {T!r}"
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not (isinstance(atol, (int, float)) and atol >= 0):
+        raise ValueError(f"atol must be a number ≥ 0, got {atol!r}")
+
+    parameter = next(model.parameters(), None)
+    device = parameter.device if parameter is not None else torch.device("cpu")
+    dtype = (
+        parameter.dtype
+        if parameter is not None and parameter.is_floating_point()
+        else torch.float32
+    )
+    generator = torch.Generator().manual_seed(seed)
+    embedding = _input_embedding(model)
+    if embedding is not None:
+        mode = "token ids"
+        vocab = embedding.num_embeddings
+        inputs = torch.randint(0, vocab, (batch_size, T), generator=generator)  # (B, T)
+    else:
+        width = _model_width(model)
+        if width is None:
+            raise ValueError(
+                "model has no nn.Embedding and no d_model attribute, so check_causal cannot tell "
+                "what input to build; give the module a d_model attribute"
+            )
+        mode = "vectors"
+        inputs = torch.randn(batch_size, T, width, generator=generator).to(dtype)  # (B, T, C)
+    inputs = inputs.to(device)
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        out = _first_tensor(model(x, **forward_kwargs), "model")
+        if out.dim() < 2 or tuple(out.shape[:2]) != (batch_size, T):
+            raise ValueError(
+                f"model's output must start with [B, T] = [{batch_size}, {T}], got {tuple(out.shape)}"
+            )
+        return out
+
+    was_training = model.training
+    model.eval()
+    changed: list[int] = []
+    leaks: list[tuple[int, int]] = []
+    max_change = max_gradient = 0.0
+    try:
+        with torch.no_grad():
+            reference = run(inputs)  # (B, T, ...)
+            for t in range(T - 1):
+                other = inputs.clone()
+                if mode == "token ids":
+                    shift = torch.randint(1, vocab, (batch_size, T - t - 1), generator=generator)
+                    other[:, t + 1 :] = (
+                        other[:, t + 1 :] + shift.to(device)
+                    ) % vocab  # (B, T-t-1) all differ
+                else:
+                    fresh = torch.randn(
+                        batch_size, T - t - 1, inputs.shape[-1], generator=generator
+                    )
+                    other[:, t + 1 :] = fresh.to(device=device, dtype=inputs.dtype)  # (B, T-t-1, C)
+                moved = (run(other)[:, : t + 1] - reference[:, : t + 1]).abs().max().item()
+                if moved > atol:
+                    changed.append(t)
+                max_change = max(max_change, moved)
+
+        # Gradient test: make the input vectors a leaf (for a language model, hook the token
+        # embedding's output), then d(output t)/d(input s) for every s > t must be exactly 0.
+        captured: list[torch.Tensor] = []
+        handle = None
+        if mode == "token ids":
+
+            def as_leaf(module, args, output):
+                leaf = output.detach().requires_grad_(True)  # (B, T, C)
+                captured.append(leaf)
+                return leaf
+
+            handle = embedding.register_forward_hook(as_leaf)
+            x = inputs
+        else:
+            x = inputs.detach().clone().requires_grad_(True)  # (B, T, C)
+        try:
+            with torch.enable_grad():
+                out = run(x)  # (B, T, ...)
+        finally:
+            if handle is not None:
+                handle.remove()
+        leaf = captured[0] if mode == "token ids" else x
+        flat = out.reshape(batch_size, T, -1).float()  # (B, T, F)
+        projection = torch.randn(flat.shape[-1], generator=generator).to(flat.device)  # (F,)
+        for t in range(T - 1):
+            (grad,) = torch.autograd.grad(
+                (flat[:, t] @ projection).sum(), leaf, retain_graph=True, allow_unused=True
+            )
+            if grad is None:
+                continue
+            later = (
+                grad[:, t + 1 :].abs().reshape(batch_size, T - t - 1, -1).amax(dim=(0, 2))
+            )  # (T-t-1,)
+            max_gradient = max(max_gradient, float(later.max()))
+            leaks.extend((t, t + 1 + int(s)) for s in torch.nonzero(later > 0).flatten().tolist())
+    finally:
+        model.train(was_training)
+
+    report = CausalityReport(
+        positions=T,
+        mode=mode,
+        changed=tuple(changed),
+        leaks=tuple(leaks),
+        max_change=max_change,
+        max_gradient=max_gradient,
+    )
+    if raise_on_leak and not report.ok:
+        raise CausalityError(report)
+    return report

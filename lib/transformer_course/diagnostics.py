@@ -1,0 +1,408 @@
+"""Training diagnostics that say what is normal (10_logits_and_loss, 11_training, 13_modern_blocks).
+
+The questions a learner asks while a model trains, answered with numbers:
+
+- *Is my starting loss right?* :func:`check_initial_loss` compares the loss at step 0 with
+  ln V, the loss of a model that spreads its probability evenly over the V tokens, and says
+  what a large gap means. ``train`` runs it on the first batch and warns
+  (:class:`InitialLossWarning`) when the gap is large.
+- *What does a loss of 5 mean?* :func:`perplexity` turns a loss into "as unsure as a uniform
+  choice among N tokens"; :func:`describe_loss` prints both.
+- *What does the model write at that loss?* :class:`SampleRecorder` is a ``train`` callback
+  that stores a greedy sample the first time the (smoothed) training loss drops below each
+  threshold; :func:`repetition_rate` measures how much a sample loops.
+- *How long will this take?* :func:`estimate_training_time` times a few steps of a copy of the
+  model and extrapolates to the whole run. Its text carries the ⏱ marker that the notebook
+  tests replace, because timings differ from machine to machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = [
+    "InitialLossCheck",
+    "InitialLossWarning",
+    "Milestone",
+    "RunEstimate",
+    "SampleRecorder",
+    "check_initial_loss",
+    "describe_loss",
+    "estimate_training_time",
+    "perplexity",
+    "repetition_rate",
+    "warn_if_initial_loss_off",
+]
+
+#: The timing marker: tests/nbval_sanitize.cfg replaces "⏱ …" up to the end of the line.
+TIMING_MARK = "⏱"
+
+
+def _check_loss(name: str, loss: object) -> float:
+    if isinstance(loss, torch.Tensor):
+        if loss.numel() != 1:
+            raise ValueError(
+                f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
+            )
+        loss = float(loss.detach().float().item())
+    if isinstance(loss, bool) or not isinstance(loss, (int, float)):
+        raise TypeError(f"{name} must be a number (a loss in nats), got {type(loss).__name__}")
+    return float(loss)
+
+
+def perplexity(loss: float | torch.Tensor) -> float:
+    """exp(loss) (introduced in 10_logits_and_loss): the number of equally likely tokens the
+    model is as unsure as. ``loss`` is a number or a one-element tensor (shape [] or [1]). A loss of ln V gives V; a loss of 0 gives 1; NaN stays NaN, and a
+    loss too large for exp gives inf."""
+    value = _check_loss("loss", loss)
+    if math.isnan(value):
+        return math.nan
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
+
+
+def describe_loss(loss: float | torch.Tensor) -> str:
+    """``"loss 4.73 (perplexity 113)"`` (11_training): the loss with its perplexity beside it.
+
+    ``loss`` is a number or a one-element tensor (shape [] or [1])."""
+    value = _check_loss("loss", loss)
+    ppl = perplexity(value)
+    shown = f"{ppl:,.0f}" if ppl >= 10 else f"{ppl:.2f}"
+    return f"loss {value:.2f} (perplexity {shown})"
+
+
+@dataclass(frozen=True)
+class InitialLossCheck:
+    """What :func:`check_initial_loss` found (10_logits_and_loss).
+
+    ``expected`` is ln V; ``gap`` = loss − ln V; ``ok`` is True when |gap| ≤ ``tolerance``.
+    ``logit_std`` (when the logits were given) is the spread of the untrained logits: for
+    roughly Gaussian logits with a small σ (well below 1) the loss is about ln V + σ²/2,
+    ``predicted``.
+    """
+
+    loss: float
+    vocab_size: int
+    tolerance: float
+    logit_std: float | None = None
+
+    @property
+    def expected(self) -> float:
+        return math.log(self.vocab_size)
+
+    @property
+    def gap(self) -> float:
+        return self.loss - self.expected
+
+    @property
+    def predicted(self) -> float | None:
+        return None if self.logit_std is None else self.expected + self.logit_std**2 / 2
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.loss) and abs(self.gap) <= self.tolerance
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    @property
+    def meaning(self) -> str:
+        """What the gap means, in a sentence or two."""
+        if not math.isfinite(self.loss):
+            return (
+                "the very first loss is not finite: the forward pass itself overflows (inputs or "
+                "weights of absurd size, a division by zero in a norm); check the model before training."
+            )
+        if self.ok:
+            return (
+                "normal: an untrained model spreads its probability almost evenly, so it scores "
+                "about ln V, and training starts from there."
+            )
+        if self.gap > 0:
+            return (
+                "too high: the untrained model is already confident, and wrong. Its logits are far "
+                "from equal, which usually means weights initialised too large (std 1 instead of "
+                "0.02, an output layer that skipped the small init), logits that are not centred "
+                "(a large output bias), or missing scaling. The first steps will be spent undoing "
+                "it; fix the init instead."
+            )
+        return (
+            "too low: an untrained model cannot beat uniform guessing. Either V is not the "
+            "model's vocabulary size (ln V of another vocabulary), the weights are not fresh "
+            "(a loaded or already trained model), or the model sees its targets (inputs not "
+            "shifted against targets, a leaking causal mask)."
+        )
+
+    def __str__(self) -> str:
+        head = (
+            f"step-0 loss {self.loss:.2f} vs ln V = ln {self.vocab_size:,} = {self.expected:.2f} "
+            f"(gap {self.gap:+.2f}, tolerance ±{self.tolerance:g})"
+        )
+        if self.logit_std is not None:
+            head += f"; logit std σ = {self.logit_std:.2f}"
+            if self.logit_std < 1.5:  # the σ²/2 estimate holds for small spreads only
+                head += f", which predicts ln V + σ²/2 = {self.predicted:.2f}"
+        return f"{head}: {self.meaning}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def check_initial_loss(
+    loss: float | torch.Tensor,
+    vocab_size: int,
+    *,
+    logits: torch.Tensor | None = None,
+    tolerance: float = 0.5,
+) -> InitialLossCheck:
+    """Compare the untrained loss with ln V (10_logits_and_loss; ``train`` calls it at step 0).
+
+    ``loss`` is the mean cross-entropy of one batch before any update; ``vocab_size`` is V, the
+    number of classes the logits score. ``logits`` [..., V], when given, adds their spread σ,
+    which predicts the loss as ln V + σ²/2 (log-mean-exp of Gaussian logits). ``tolerance`` is
+    in nats: the course's init lands within a few hundredths of ln V, a std-1 init several nats
+    above it.
+    """
+    value = _check_loss("loss", loss)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
+    if vocab_size < 2:
+        raise ValueError(f"vocab_size must be at least 2, got {vocab_size}")
+    if not (isinstance(tolerance, (int, float)) and tolerance > 0):
+        raise ValueError(f"tolerance must be a positive number of nats, got {tolerance!r}")
+    std = None
+    if logits is not None:
+        if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
+            raise TypeError("logits must be a floating-point torch.Tensor [..., V]")
+        if logits.shape[-1] != vocab_size:
+            raise ValueError(
+                f"logits score {logits.shape[-1]} classes but vocab_size is {vocab_size}; pass the "
+                "model's own vocabulary size"
+            )
+        detached = logits.detach().float()  # (..., V)
+        # The spread within each row is what moves the loss; a shift of a whole row does not.
+        std = float((detached - detached.mean(dim=-1, keepdim=True)).pow(2).mean().sqrt())
+    return InitialLossCheck(
+        loss=value, vocab_size=vocab_size, tolerance=float(tolerance), logit_std=std
+    )
+
+
+class InitialLossWarning(UserWarning):
+    """The loss at step 0 is far from ln V (see :func:`check_initial_loss`)."""
+
+
+def warn_if_initial_loss_off(
+    loss: float | torch.Tensor, vocab_size: int, *, tolerance: float = 0.5
+) -> InitialLossCheck:
+    """Run :func:`check_initial_loss` and warn (:class:`InitialLossWarning`) when the gap is
+    large; stay quiet on a normal start (11_training: ``train`` calls it on its first batch).
+    ``loss`` is a number or a one-element tensor (shape [] or [1])."""
+    check = check_initial_loss(loss, vocab_size, tolerance=tolerance)
+    if not check.ok:
+        warnings.warn(str(check), InitialLossWarning, stacklevel=3)
+    return check
+
+
+# ---- samples at the losses a learner passes -------------------------------------------------
+
+
+def repetition_rate(ids: Sequence[int] | torch.Tensor, n: int = 2) -> float:
+    """The share of a sample's n-grams (bigrams by default) that already occurred earlier in it
+    (11_training). 0 for text that never repeats itself; close to 1 for ``the the the …``.
+    ``ids`` is a 1-D sequence of token ids; fewer than n + 1 tokens give 0."""
+    values = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    grams = [tuple(values[i : i + n]) for i in range(len(values) - n + 1)]
+    if len(grams) < 2:
+        return 0.0
+    seen: set[tuple[int, ...]] = set()
+    repeats = 0
+    for gram in grams:
+        repeats += gram in seen
+        seen.add(gram)
+    return repeats / len(grams)
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """One stored sample: at ``step`` the training loss (mean of the last ``window`` steps) was
+    ``train_loss``; ``label`` says which threshold (or "final") it was stored for."""
+
+    label: str
+    step: int
+    train_loss: float
+    ids: tuple[int, ...]
+    text: str
+
+    @property
+    def perplexity(self) -> float:
+        return perplexity(self.train_loss)
+
+    @property
+    def repetition(self) -> float:
+        return repetition_rate(self.ids)
+
+
+@dataclass
+class SampleRecorder:
+    """A ``train`` callback that stores a sample the first time the training loss passes each
+    threshold (11_training).
+
+    ``sample()`` returns ``(ids, text)`` of a continuation of a fixed prompt; greedy decoding
+    (temperature 0) draws no random numbers, so recording samples leaves the run itself
+    unchanged. The loss compared with the thresholds is the mean of the last ``window`` steps
+    (a single batch's loss jumps by several tenths). Call :meth:`final` after the run to add
+    the last sample.
+    """
+
+    sample: Callable[[], tuple[Sequence[int], str]]
+    thresholds: Sequence[float] = (6.5, 5.5)
+    window: int = 25
+    milestones: list[Milestone] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not callable(self.sample):
+            raise TypeError("sample must be a function returning (ids, text)")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
+            raise ValueError(f"window must be a positive int, got {self.window!r}")
+        self.thresholds = sorted((float(t) for t in self.thresholds), reverse=True)
+        self._pending = list(self.thresholds)
+
+    def _store(self, label: str, step: int, loss: float) -> None:
+        ids, text = self.sample()
+        self.milestones.append(Milestone(label, step, loss, tuple(int(i) for i in ids), text))
+
+    def __call__(self, step: int, history: Any) -> None:
+        losses = history.train_loss[-self.window :]
+        if len(losses) < self.window or not self._pending:
+            return
+        smoothed = sum(losses) / len(losses)
+        passed = [t for t in self._pending if smoothed <= t]
+        if passed:
+            # Several thresholds passed at once share one sample, labelled by the lowest.
+            self._pending = [t for t in self._pending if smoothed > t]
+            self._store(f"≤ {min(passed):g}", step, smoothed)
+
+    def final(self, history: Any) -> Milestone:
+        """Store (and return) the sample of the trained model, labelled "final"."""
+        losses = history.train_loss[-self.window :]
+        self._store("final", history.steps, sum(losses) / max(len(losses), 1))
+        return self.milestones[-1]
+
+
+# ---- how long will the run take? ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What :func:`estimate_training_time` measured and extrapolated (11_training)."""
+
+    steps: int
+    seconds_per_step: float
+    evaluations: int
+    seconds_per_evaluation: float
+    probe_steps: int
+
+    @property
+    def total_seconds(self) -> float:
+        return self.steps * self.seconds_per_step + self.evaluations * self.seconds_per_evaluation
+
+    def __str__(self) -> str:
+        total = self.total_seconds
+        shown = (
+            f"{total:.1f} s"
+            if total < 10
+            else f"{total:.0f} s"
+            if total < 120
+            else f"{total / 60:.1f} min"
+        )
+        return (
+            f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
+            f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
+            f"{self.evaluations} validation{'s' if self.evaluations != 1 else ''} × "
+            f"{self.seconds_per_evaluation:.2f} s)"
+        )
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def estimate_training_time(
+    model: nn.Module,
+    train_ids: Sequence[int] | torch.Tensor,
+    val_ids: Sequence[int] | torch.Tensor,
+    config: Any,
+    probe_steps: int = 5,
+) -> RunEstimate:
+    """Time ``probe_steps`` training steps and one validation, and extrapolate to ``config``'s
+    run (11_training, 13_modern_blocks).
+
+    Trains a *copy* of ``model`` (the original, the global random state and any checkpoint are
+    left untouched) with ``train``'s own loop, so the estimate includes everything a real step
+    does. The first step (allocations, warm-up) is not counted; the median of the others is.
+    ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
+    """
+    from .checkpoint import unwrap
+    from .train import TrainConfig, evaluate, train
+
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    if isinstance(probe_steps, bool) or not isinstance(probe_steps, int) or probe_steps < 1:
+        raise ValueError(f"probe_steps must be a positive int, got {probe_steps!r}")
+    clone = copy.deepcopy(unwrap(model))
+    stamps: list[float] = []
+    probe = replace(
+        config,
+        steps=probe_steps + 2,
+        eval_interval=0,
+        checkpoint_path=None,
+        checkpoint_interval=0,
+        progress=False,
+    )
+    cpu_state = torch.get_rng_state()
+    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    try:
+        # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
+        # times are the n gaps between stamps 1 … n+1.
+        train(
+            clone,
+            train_ids,
+            val_ids,
+            probe,
+            callback=lambda step, history: stamps.append(time.perf_counter()),
+        )
+        device = next(clone.parameters()).device
+        started = time.perf_counter()
+        evaluate(
+            clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
+        )
+        eval_seconds = time.perf_counter() - started
+    finally:
+        torch.set_rng_state(cpu_state)
+        if cuda_states is not None:
+            torch.cuda.set_rng_state_all(cuda_states)
+    gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
+    interval = config.eval_interval
+    evaluations = (config.steps // interval + (config.steps % interval > 0)) if interval else 1
+    return RunEstimate(
+        steps=config.steps,
+        seconds_per_step=statistics.median(gaps),
+        evaluations=evaluations,
+        seconds_per_evaluation=eval_seconds,
+        probe_steps=len(gaps),
+    )
