@@ -69,7 +69,7 @@ def test_build_fills_placeholders_and_numbers_cells(tmp_path):
     script.write_text(
         "# %% [markdown]\n# # 99 · Demo\n#\n# {{COLAB_BADGE}}\n\n"
         "# %%\n{{COLAB_INSTALL}}\nimport math\n\n"
-        "# %% tags=[\"keep\"]\nmath.pi\n",
+        '# %% tags=["keep"]\nmath.pi\n',
         encoding="utf-8",
     )
     target = tmp_path / "99_demo.ipynb"

@@ -97,7 +97,10 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO / "notebooks")}},
     )
     client.execute()
     for cell in nb.cells:  # nbclient adds timing metadata; keep the files stable
@@ -114,7 +117,9 @@ def run(path: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="percent-format script -> executed notebook")
     build.add_argument("source", type=Path)
@@ -140,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.notebooks:
             print(f"{path}: executed in {run(path):.1f} s")
     else:
-        args.source.write_text(to_percent(nbformat.read(args.notebook, as_version=4)), encoding="utf-8")
+        args.source.write_text(
+            to_percent(nbformat.read(args.notebook, as_version=4)), encoding="utf-8"
+        )
         print(f"wrote {args.source}")
     return 0
 
