@@ -18,7 +18,6 @@ import html.parser
 import http.server
 import importlib.util
 import json
-import re
 import sys
 import threading
 import urllib.error
