@@ -284,22 +284,28 @@ class Visitor:
             ("equation", "div.math"),
             ("figure", "div.cell_output img"),
             ("table", "div.cell_output table"),
-            ("widget", ".course-widget-note"),
+            ("widget", ".course-widget-note, .course-widget-progress"),
         ]:
             found = self.page.locator(selector)
-            if found.count():
-                target = found.first.locator(
-                    "xpath=ancestor-or-self::div[contains(@class,'cell')][1]"
-                )
-                element = target.first if target.count() else found.first
-                element.scroll_into_view_if_needed()
-                box = element.bounding_box()
-                if box and box["height"] > 0:
-                    clip = {**box, "height": min(box["height"], 1400)}
-                    self.page.screenshot(
-                        path=str(folder / f"{name}.png"), clip=clip, full_page=True
-                    )
-                    taken.append(name)
+            if not found.count():
+                continue
+            cell = found.first.locator(
+                "xpath=ancestor::div[contains(concat(' ', @class, ' '), ' cell ')][1]"
+            )
+            element = cell.first if cell.count() else found.first
+            element.scroll_into_view_if_needed()
+            box = element.bounding_box()  # relative to the viewport
+            if not box or box["height"] <= 0:
+                continue
+            top = box["y"] + self.page.evaluate("() => window.scrollY")
+            clip = {
+                "x": box["x"],
+                "y": top,
+                "width": box["width"],
+                "height": min(box["height"], 1400),
+            }
+            self.page.screenshot(path=str(folder / f"{name}.png"), clip=clip, full_page=True)
+            taken.append(name)
         return taken
 
     def close(self):
