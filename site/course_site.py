@@ -223,8 +223,13 @@ def stage_notebook(
 
 
 # -- pages ------------------------------------------------------------------------------------
-def landing_page(readme: str, notebooks: list[Path], references: list[str], site: str) -> str:
-    """index.md: the README (notebook names linked, roadmap shown) and the table of contents."""
+def landing_page(
+    readme: str, notebooks: list[Path], references: list[str], site: str, roadmap: str | None
+) -> str:
+    """index.md: the README (notebook names linked, roadmap shown) and the table of contents.
+
+    ``roadmap`` is the repository path of the course's roadmap picture, or None.
+    """
     lines = [line for line in readme.splitlines() if site not in line]  # no link to itself
     text = "\n".join(lines)
     names = {p.stem for p in notebooks}
@@ -234,8 +239,8 @@ def landing_page(readme: str, notebooks: list[Path], references: list[str], site
         text,
         flags=re.MULTILINE,
     )
-    roadmap = next((n for n in ROADMAP_NAMES if (REPO / n).exists()), None)
-    if roadmap and roadmap not in text:
+    shown = roadmap and re.search(rf"(\]\(|src=[\"']){re.escape(roadmap)}", text)
+    if roadmap and not shown:  # the README may show it already
         title, _, rest = text.partition("\n")
         text = f"{title}\n\n![The course's roadmap: the model and the notebook for each part]({roadmap})\n{rest}"
     toc = ["", "```{toctree}", ":hidden:", ":caption: Notebooks", ""]
@@ -294,7 +299,8 @@ def stage() -> Path:
     readme = rewrite_links(
         (REPO / "README.md").read_text(encoding="utf-8"), "README.md", staged, repository_url
     )
-    landing = landing_page(readme, notebooks, references, site_url(repository_url))
+    roadmap = next((n for n in ROADMAP_NAMES if (REPO / n).exists()), None)
+    landing = landing_page(readme, notebooks, references, site_url(repository_url), roadmap)
     _write_if_changed(STAGE / "index.md", landing)
     return STAGE
 

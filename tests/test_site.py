@@ -125,13 +125,23 @@ def test_landing_page_links_notebooks_and_lists_them_in_order():
     notebooks = course_site.notebook_paths()
     readme = "# Course\n\nRead it at https://o.github.io/n/\n\n| `00_setup` | check |\n"
     page = course_site.landing_page(
-        readme, notebooks, ["API_REFERENCE.md"], "https://o.github.io/n/"
+        readme, notebooks, ["API_REFERENCE.md"], "https://o.github.io/n/", None
     )
     assert "https://o.github.io/n/" not in page, "the site does not link to itself"
     assert "| [`00_setup`](notebooks/00_setup.ipynb) |" in page
     toc = [line for line in page.splitlines() if line.startswith("notebooks/")]
     assert toc == [f"notebooks/{p.stem}" for p in notebooks]
     assert "\nAPI_REFERENCE\n" in page
+    assert "roadmap" not in page
+
+
+def test_landing_page_shows_the_roadmap_once():
+    readme = "# Course\n\nIntro mentioning `images/roadmap.svg` in prose.\n"
+    page = course_site.landing_page(readme, [], [], "https://o.github.io/n/", "images/roadmap.svg")
+    assert page.count("](images/roadmap.svg)") == 1
+    already = "# Course\n\n![map](images/roadmap.svg)\n"
+    page = course_site.landing_page(already, [], [], "https://o.github.io/n/", "images/roadmap.svg")
+    assert page.count("images/roadmap.svg") == 1
 
 
 # -- in the browser (make test-site) --------------------------------------------------------
