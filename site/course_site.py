@@ -310,7 +310,11 @@ def build(extra: list[str] | None = None) -> int:
     from sphinx.cmd.build import build_main
 
     stage()
-    args = ["-b", "html", "-c", str(SITE), "-W", "--keep-going", "-q"]
+    # Written anew each time (a page removed from the course must leave the site); what Sphinx
+    # read is cached in doctrees/, outside the published folder.
+    shutil.rmtree(HTML, ignore_errors=True)
+    args = ["-b", "html", "-c", str(SITE), "-d", str(BUILD / "doctrees"), "-W", "--keep-going"]
+    args.append("-q")
     return build_main([*args, *(extra or []), str(STAGE), str(HTML)])
 
 
