@@ -304,17 +304,10 @@ class Visitor:
             )
             element = cell.first if cell.count() else found.first
             element.scroll_into_view_if_needed()
-            box = element.bounding_box()  # relative to the viewport
+            box = element.bounding_box()
             if not box or box["height"] <= 0:
                 continue
-            top = box["y"] + self.page.evaluate("() => window.scrollY")
-            clip = {
-                "x": box["x"],
-                "y": top,
-                "width": box["width"],
-                "height": min(box["height"], 1400),
-            }
-            self.page.screenshot(path=str(folder / f"{name}.png"), clip=clip, full_page=True)
+            element.screenshot(path=str(folder / f"{name}.png"))
             taken.append(name)
         return taken
 
