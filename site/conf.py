@@ -39,6 +39,7 @@ html_theme = "sphinx_book_theme"
 html_title = "Transformer course"
 html_static_path = ["_static", "_build/static"]
 html_css_files = ["course.css"]
+html_extra_path = ["_build/extra"]  # images/ at the site's root (see course_site.stage)
 html_last_updated_fmt = None
 html_copy_source = False
 html_show_sourcelink = False

@@ -284,8 +284,13 @@ def stage() -> Path:
             if path.is_file() and path.suffix in (".md", ".ipynb"):
                 path.unlink()
     staged = {f"notebooks/{p.name}" for p in notebooks} | set(references) | {"README.md"}
+    for copied in (STAGE / "images", BUILD / "extra"):  # pictures removed leave the site too
+        shutil.rmtree(copied, ignore_errors=True)
+    (BUILD / "extra").mkdir(parents=True, exist_ok=True)
     if (REPO / "images").is_dir():
         _copy_tree(REPO / "images", STAGE / "images")
+        # Also as they are, for pictures that raw HTML shows (<img src="../images/...">).
+        _copy_tree(REPO / "images", BUILD / "extra" / "images")
         staged |= {p.relative_to(REPO).as_posix() for p in (REPO / "images").rglob("*")}
     _copy_tree(SITE / "assets", STAGE / "site_assets")
     _copy_tree(mathjax_es5(), BUILD / "static" / "mathjax")
