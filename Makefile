@@ -6,8 +6,12 @@
 #                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets pictures)
 #   make test-widgets7   the widget tests with ipywidgets 7.7 (what Colab ships) in a second
 #                        environment, .venv-widgets7
+#   make test-site       build the course website, then open every page in headless Chromium
+#                        (screenshots/site/ gets pictures)
 # and for authors:
 #   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
+#   make site            the course as a static website in site/_build/html (offline; no
+#                        notebook is executed), published by .github/workflows/site.yml
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -23,7 +27,7 @@ BIN7 := $(VENV7)/bin
 # Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
 WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 api-reference lint env clean-env
+.PHONY: lab test test-lib test-browser test-widgets7 test-site site api-reference lint env clean-env
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +47,10 @@ lint: $(BIN)/.installed
 # Everything but the browser: ruff, the library tests, the Colab and API checks, and nbval
 # (strict) over every notebook, with a per-notebook time table at the end.
 test: lint
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not browser"
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not browser and not site"
 
 test-lib: $(BIN)/.installed
-	$(TEST_ENV) $(BIN)/python -m pytest -m "not browser" tests
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not browser and not site" tests
 
 test-browser: $(BIN)/.installed
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m browser tests/test_browser.py
@@ -64,6 +68,18 @@ $(BIN7)/.installed: pyproject.toml
 test-widgets7: $(BIN7)/.installed
 	$(BIN7)/python -c "import ipywidgets; v = ipywidgets.__version__; print('ipywidgets', v); assert v.startswith('7.7'), v"
 	$(TEST_ENV) $(BIN7)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
+
+# The website: Sphinx + MyST-NB + sphinx-book-theme (the docs extra, added to .venv on first
+# use so that `make test` stays lean) over the stored notebooks; see site/course_site.py.
+$(BIN)/.installed-docs: $(BIN)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $@
+
+site: $(BIN)/.installed-docs
+	$(BIN)/python site/course_site.py
+
+test-site: site
+	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m site tests/test_site.py
 
 api-reference: $(BIN)/.installed
 	$(BIN)/python tools/api_reference.py

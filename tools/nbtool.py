@@ -5,8 +5,13 @@
     python tools/nbtool.py export notebooks/NN_topic.ipynb SRC.py   # notebook -> percent-format script
 
 The committed notebooks are the single source; the percent-format script is a
-convenient way to edit one (``# %%`` starts a code cell, ``# %% [markdown]`` a
-markdown cell whose lines start with ``# ``). Execution runs in ``notebooks/``
+convenient way to edit one, converted on demand (no paired files): ``export`` and
+``build`` read and write it with jupytext, the ecosystem's tool for that format
+(``# %%`` starts a code cell, ``# %% [markdown]`` a markdown cell whose lines start
+with ``# ``; jupytext comments magics such as ``%pip`` out in the script and back in
+the notebook). What nbtool adds to jupytext: stable cell ids (``c000``, ``c001``, ...),
+the Colab badge and install placeholders, and a fresh-kernel run under the
+reproducibility pins. Execution runs in ``notebooks/``
 with the environment's ``python3`` kernel — the same one nbval uses — so the
 stored outputs are what ``make test`` will see. Cell ids are made stable so
 re-running a notebook changes only what really changed.
@@ -16,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
 from pathlib import Path
 
+import jupytext
 import nbformat
 from nbclient import NotebookClient
 
@@ -29,7 +34,9 @@ sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 
-CELL_MARK = re.compile(r"^# %%(?P<rest>.*)$")
+#: The script format, and what it carries beyond sources: no YAML header, cell tags only.
+PERCENT = "py:percent"
+SCRIPT_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
 BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
 
 
@@ -54,40 +61,15 @@ def colab_install_block() -> str:
 
 
 def parse_percent(text: str) -> list[nbformat.NotebookNode]:
-    cells: list[nbformat.NotebookNode] = []
-    kind, lines = None, []
-
-    def flush():
-        if kind is None:
-            return
-        body = "\n".join(lines).strip("\n")
-        if kind == "markdown":
-            body = "\n".join(re.sub(r"^# ?", "", line) for line in body.split("\n"))
-            cells.append(nbformat.v4.new_markdown_cell(body))
-        else:
-            cells.append(nbformat.v4.new_code_cell(body))
-
-    for line in text.split("\n"):
-        match = CELL_MARK.match(line)
-        if match:
-            flush()
-            kind = "markdown" if "[markdown]" in match.group("rest") else "code"
-            lines = []
-        elif kind is not None:
-            lines.append(line)
-    flush()
-    return cells
+    """The cells of a percent-format script (jupytext reads it; ids are set by normalise)."""
+    return jupytext.reads(text, fmt=PERCENT).cells
 
 
 def to_percent(nb: nbformat.NotebookNode) -> str:
-    parts = []
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            body = "\n".join(("# " + line).rstrip() for line in cell.source.split("\n"))
-            parts.append(f"# %% [markdown]\n{body}\n")
-        else:
-            parts.append(f"# %%\n{cell.source}\n")
-    return "\n".join(parts)
+    """A notebook as a percent-format script, without outputs, header or metadata but tags."""
+    script = nbformat.from_dict(nb)  # a copy: the caller's notebook keeps its metadata
+    script.metadata = {**script.metadata, "jupytext": dict(SCRIPT_FILTERS)}
+    return jupytext.writes(script, fmt=PERCENT)
 
 
 def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
@@ -115,7 +97,10 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(REPO / "notebooks")}}
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(REPO / "notebooks")}},
     )
     client.execute()
     for cell in nb.cells:  # nbclient adds timing metadata; keep the files stable
@@ -132,7 +117,9 @@ def run(path: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="percent-format script -> executed notebook")
     build.add_argument("source", type=Path)
@@ -158,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.notebooks:
             print(f"{path}: executed in {run(path):.1f} s")
     else:
-        args.source.write_text(to_percent(nbformat.read(args.notebook, as_version=4)), encoding="utf-8")
+        args.source.write_text(
+            to_percent(nbformat.read(args.notebook, as_version=4)), encoding="utf-8"
+        )
         print(f"wrote {args.source}")
     return 0
 
