@@ -124,7 +124,9 @@ def test_install_falls_back_quickly_and_records_the_choice(tmp_path, monkeypatch
 def test_install_keeps_the_recorded_choice_when_none_is_given(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(
-        ct.subprocess, "run", lambda cmd, check: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0)
+        ct.subprocess,
+        "run",
+        lambda cmd, check: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0),
     )
     monkeypatch.setattr(ct, "detect_machine", lambda: LINUX)
     recorded = ct.Plan("cuda", "torch", None, "the CUDA build")
@@ -149,7 +151,7 @@ def test_check_refuses_a_different_explicit_choice_and_says_how_to_switch(tmp_pa
     assert _check(venv, "--spec", "torch==2.13.0").returncode == 0  # CI's repeated calls
     refused = _check(venv, "--torch", "cuda")
     assert refused.returncode == 2
-    assert "make clean-env && make lab TORCH=\"cuda\"" in refused.stderr
+    assert 'make clean-env && make lab TORCH="cuda"' in refused.stderr
     assert "torch==2.13.0" in refused.stderr
 
 

@@ -232,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if args.action == "plan":
-        print(json.dumps({"machine": asdict(machine), **asdict(plan),
-                          "pip": plan.pip_args()}))
+        print(json.dumps({"machine": asdict(machine), **asdict(plan), "pip": plan.pip_args()}))
         return 0
 
     # install: an unset choice reuses the recorded one (pyproject.toml changed, venv kept).
@@ -251,8 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Installing PyTorch: {plan.note}", flush=True)
     done = subprocess.run([sys.executable, "-m", "pip", *plan.pip_args()], check=False)
     if done.returncode != 0:
-        print(f"error: pip install {plan.requirement} failed (exit {done.returncode})",
-              file=sys.stderr)
+        print(
+            f"error: pip install {plan.requirement} failed (exit {done.returncode})",
+            file=sys.stderr,
+        )
         return done.returncode
     (args.venv / RECORD_NAME).write_text(json.dumps(asdict(plan)) + "\n")
     return 0
