@@ -130,3 +130,14 @@ def test_every_readme_command_exists_and_the_quick_ones_run(scratch):
 def test_a_make_target_the_makefile_lacks_is_caught(scratch):
     done = _make(scratch, ["make", "no-such-target"], {}, dry=True)
     assert done.returncode != 0 and "No rule to make target" in done.stderr
+
+
+def test_generate_notes_an_undertrained_checkpoint_only():
+    from transformer_course.__main__ import UNDERTRAINED_LOSS, _undertrained_note
+
+    early = {"step": 40, "history": {"val_loss": [8.2, 6.46]}}
+    note = _undertrained_note(early, 3771)
+    assert note.startswith("note: this model trained 40 steps to validation loss 6.46")
+    assert "ln 3,771 = 8.24" in note and "'the the the'" in note
+    assert _undertrained_note({"history": {"val_loss": [UNDERTRAINED_LOSS - 0.01]}}, 3771) is None
+    assert _undertrained_note({}, 3771) is None  # a checkpoint without history: no guess
