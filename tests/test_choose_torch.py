@@ -155,6 +155,15 @@ def test_check_refuses_a_different_explicit_choice_and_says_how_to_switch(tmp_pa
     assert "torch==2.13.0" in refused.stderr
 
 
+def test_check_with_only_the_same_spec_accepts_a_venv_made_with_torch_cpu_and_that_spec(tmp_path):
+    (tmp_path / "bin").mkdir()
+    made = ct.Plan("cpu", "torch==2.13.0", None, "", fallback=True)
+    (tmp_path / ".torch").write_text(json.dumps(ct.asdict(made)))
+    assert _check(tmp_path, "--spec", "torch==2.13.0").returncode == 0
+    assert _check(tmp_path, "--spec", "torch==2.12.0").returncode == 2
+    assert _check(tmp_path, "--torch", "cuda", "--spec", "torch==2.13.0").returncode == 2
+
+
 def test_check_refuses_an_explicit_choice_for_an_unrecorded_venv(tmp_path):
     (tmp_path / "bin").mkdir()
     refused = _check(tmp_path, "--torch", "cpu")

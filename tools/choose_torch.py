@@ -172,16 +172,20 @@ def read_record(venv: Path) -> dict | None:
         return None
 
 
-def mismatch(record: dict | None, venv_exists: bool, plan: Plan | None) -> str | None:
+def mismatch(
+    record: dict | None, venv_exists: bool, plan: Plan | None, backend_asked: bool = True
+) -> str | None:
     """Why an explicit request ``plan`` cannot use the existing venv, or None when it can.
 
-    ``plan`` is None when nothing was requested explicitly: the venv is used as it is.
+    ``plan`` is None when nothing was requested explicitly: the venv is used as it is. With
+    ``backend_asked`` False (only TORCH_SPEC given) only the requirement must match.
     """
     if plan is None or not venv_exists:
         return None
     if record is None:
         return "it was created before the PyTorch choice was recorded"
-    if record.get("backend") != plan.backend or record.get("requirement") != plan.requirement:
+    same_backend = record.get("backend") == plan.backend or not backend_asked
+    if not same_backend or record.get("requirement") != plan.requirement:
         have = describe(record.get("backend", "?"), record.get("requirement", "?"))
         return f"it holds {have}, and you asked for {describe(plan.backend, plan.requirement)}"
     return None
@@ -217,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.action == "check":
         explicit = plan if (args.torch or args.spec) else None
-        why = mismatch(read_record(args.venv), (args.venv / "bin").is_dir(), explicit)
+        why = mismatch(
+            read_record(args.venv), (args.venv / "bin").is_dir(), explicit, bool(args.torch)
+        )
         if why:
             wanted = " ".join(
                 f'{k}="{v}"' for k, v in (("TORCH", args.torch), ("TORCH_SPEC", args.spec)) if v
