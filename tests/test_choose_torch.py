@@ -170,6 +170,33 @@ def test_check_refuses_an_explicit_choice_for_an_unrecorded_venv(tmp_path):
     assert refused.returncode == 2 and "before the PyTorch choice was recorded" in refused.stderr
 
 
+@pytest.mark.parametrize(
+    ("installed", "args", "code"),
+    [
+        ("2.13.0+cpu", ["--spec", "torch==2.13.0"], 0),  # CI re-using an older .venv
+        ("2.13.0+cpu", ["--torch", "cpu"], 0),
+        ("2.13.0+cpu", ["--torch", "cuda"], 2),
+        ("2.13.0+cpu", ["--spec", "torch==2.15.0"], 2),
+        ("2.15.0", ["--torch", "cpu"], 2),  # PyPI's Linux wheel: the review's 6.2 GB .venv
+        ("2.15.0+cu132", ["--torch", "cuda"], 0),
+    ],
+)
+def test_an_unrecorded_venv_is_judged_by_its_installed_torch(tmp_path, installed, args, code):
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib" / "python3.11" / "site-packages" / f"torch-{installed}.dist-info").mkdir(
+        parents=True
+    )
+    assert ct.venv_torch(tmp_path) == installed
+    assert _check(tmp_path, *args).returncode == code
+
+
+def test_a_bare_torch_choice_accepts_any_version_of_that_build(tmp_path):
+    (tmp_path / "bin").mkdir()
+    made = ct.Plan("cpu", "torch==2.13.0", None, "")
+    (tmp_path / ".torch").write_text(json.dumps(ct.asdict(made)))
+    assert _check(tmp_path, "--torch", "cpu").returncode == 0
+
+
 def test_detect_machine_sees_wsl_and_an_nvidia_driver(monkeypatch):
     monkeypatch.setattr(ct.platform, "system", lambda: "Linux")
     monkeypatch.setattr(ct.platform, "release", lambda: "5.15.167.4-microsoft-standard-WSL2")

@@ -173,21 +173,47 @@ def read_record(venv: Path) -> dict | None:
 
 
 def mismatch(
-    record: dict | None, venv_exists: bool, plan: Plan | None, backend_asked: bool = True
+    record: dict | None,
+    venv_exists: bool,
+    plan: Plan | None,
+    backend_asked: bool = True,
+    installed: str | None = None,
 ) -> str | None:
     """Why an explicit request ``plan`` cannot use the existing venv, or None when it can.
 
     ``plan`` is None when nothing was requested explicitly: the venv is used as it is. With
-    ``backend_asked`` False (only TORCH_SPEC given) only the requirement must match.
+    ``backend_asked`` False (only TORCH_SPEC given) only the requirement must match. A venv
+    without a record (made before choices were recorded) is judged by its ``installed`` torch
+    version, so an existing CI environment keeps working with the same TORCH_SPEC.
     """
     if plan is None or not venv_exists:
         return None
     if record is None:
-        return "it was created before the PyTorch choice was recorded"
+        record = infer_record(installed)
+        if record is None:
+            return "it was created before the PyTorch choice was recorded"
     same_backend = record.get("backend") == plan.backend or not backend_asked
-    if not same_backend or record.get("requirement") != plan.requirement:
+    # A bare "torch" (no TORCH_SPEC) accepts any version of the asked-for build.
+    same_requirement = plan.requirement == "torch" or record.get("requirement") == plan.requirement
+    if not (same_backend and same_requirement):
         have = describe(record.get("backend", "?"), record.get("requirement", "?"))
         return f"it holds {have}, and you asked for {describe(plan.backend, plan.requirement)}"
+    return None
+
+
+def infer_record(installed: str | None) -> dict | None:
+    """What an unrecorded venv holds, from its torch version ("2.13.0+cpu"), or None."""
+    if not installed:
+        return None
+    base, _, local = installed.partition("+")
+    backend = "cpu" if local == "cpu" else "cuda" if local.startswith("cu") else "existing"
+    return {"backend": backend, "requirement": f"torch=={base}", "inferred": True}
+
+
+def venv_torch(venv: Path) -> str | None:
+    """The torch version installed in ``venv`` (read from its dist-info folder), or None."""
+    for info in sorted(venv.glob("lib/python*/site-packages/torch-*.dist-info")):
+        return info.name.removeprefix("torch-").removesuffix(".dist-info")
     return None
 
 
@@ -222,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "check":
         explicit = plan if (args.torch or args.spec) else None
         why = mismatch(
-            read_record(args.venv), (args.venv / "bin").is_dir(), explicit, bool(args.torch)
+            read_record(args.venv),
+            (args.venv / "bin").is_dir(),
+            explicit,
+            bool(args.torch),
+            venv_torch(args.venv),
         )
         if why:
             wanted = " ".join(
