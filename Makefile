@@ -24,7 +24,7 @@ TORCH_SPEC ?=
 JUPYTER_ARGS ?=
 # Jupyter refuses to run as root (Docker, cloud VMs, WSL) unless told it may.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
-# make train / make generate: a short CPU run (about a minute) and a prompt from the textbook.
+# make train / make generate: a short CPU run (about half a minute) and a prompt from the textbook.
 STEPS ?= 200
 PROMPT ?= The key to a successful sale is
 ARGS ?=
@@ -37,8 +37,7 @@ BIN7 := $(VENV7)/bin
 # Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
 WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 api-reference lint env clean-env torch-check \
-	train generate
+.PHONY: lab test test-lib test-browser test-widgets7 api-reference lint env clean-env
 
 # The order-only torch-check runs before every use of the environment: it refuses a TORCH or
 # TORCH_SPEC that differs from the one $(VENV) was made with (and says how to switch).
@@ -50,6 +49,7 @@ $(BIN)/.installed: pyproject.toml | torch-check
 	$(BIN)/python -m pip install --quiet -e ".[lab,dev]"
 	touch $@
 
+.PHONY: torch-check train generate
 torch-check:
 	@$(PYTHON) tools/choose_torch.py check --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
 
