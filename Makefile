@@ -1,6 +1,8 @@
 # The two commands of the course (see README.md):
 #   make lab    create the environment on first use, then open JupyterLab on notebooks/
+#               (make lab TORCH=cpu|cuda picks the PyTorch build; JUPYTER_ARGS=... adds flags)
 #   make test   create the environment if needed, then lint and run every test and notebook
+#   make train / make generate PROMPT="..."   the command line, with small defaults (ARGS=...)
 # and what CI (.ci/run) runs after them:
 #   make test-browser    a real JupyterLab driven by headless Chromium: every widget notebook is
 #                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets pictures)
@@ -15,9 +17,21 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Set TORCH_SPEC (e.g. torch==2.13.0) to install a particular torch build first;
-# .ci/run uses it to take the CPU build. Empty: pip picks the right one for you.
+# Which PyTorch the environment gets (tools/choose_torch.py decides and records it in
+# $(VENV)/.torch): TORCH=cpu|cuda, empty = auto (Linux: CUDA if an NVIDIA driver is found, else
+# the CPU build from PyTorch's CPU index; macOS: PyPI's build, with MPS). TORCH_SPEC (e.g.
+# torch==2.13.0) installs exactly that requirement through pip's own index; .ci/run uses it to
+# take the CPU wheel on the CI disk. Asking for another choice once $(VENV) exists is refused.
+TORCH ?=
 TORCH_SPEC ?=
+# Extra flags for `jupyter lab`, e.g. JUPYTER_ARGS="--no-browser --ip=0.0.0.0 --port=8899".
+JUPYTER_ARGS ?=
+# Jupyter refuses to run as root (Docker, cloud VMs, WSL) unless told it may.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
+# make train / make generate: a short CPU run (about half a minute) and a prompt from the textbook.
+STEPS ?= 200
+PROMPT ?= The key to a successful sale is
+ARGS ?=
 JOBS ?= 2
 # One torch thread per test process: two xdist workers (and their notebook kernels) already
 # fill CI's two cores, and oversubscribed threads make small tensor ops many times slower.
@@ -29,17 +43,32 @@ WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
 .PHONY: lab test test-lib test-browser test-widgets7 test-site site api-reference lint env clean-env
 
-$(BIN)/.installed: pyproject.toml
+# The order-only torch-check runs before every use of the environment: it refuses a TORCH or
+# TORCH_SPEC that differs from the one $(VENV) was made with (and says how to switch).
+$(BIN)/.installed: pyproject.toml | torch-check
+	@echo "Creating $(VENV): PyTorch, the course library and JupyterLab (a few minutes)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(if $(TORCH_SPEC),$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)")
+	$(BIN)/python tools/choose_torch.py install --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[lab,dev]"
 	touch $@
+
+.PHONY: torch-check train generate
+torch-check:
+	@$(PYTHON) tools/choose_torch.py check --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
 
 env: $(BIN)/.installed
 
 lab: $(BIN)/.installed
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	@echo "Starting JupyterLab on notebooks/: open the http://127.0.0.1:...?token=... address it prints below (Ctrl-C stops it)"
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(JUPYTER_ARGS)
+
+# The command line of README.md's "Command line" section, with small defaults.
+train: $(BIN)/.installed
+	$(BIN)/python -m transformer_course train --steps $(STEPS) $(ARGS)
+
+generate: $(BIN)/.installed
+	$(BIN)/python -m transformer_course generate "$(PROMPT)" $(ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check lib tests notebooks benchmarks tools conftest.py
@@ -61,7 +90,7 @@ test-browser: $(BIN)/.installed
 $(BIN7)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV7)
 	$(BIN7)/python -m pip install --quiet --upgrade pip
-	$(if $(TORCH_SPEC),$(BIN7)/python -m pip install --quiet "$(TORCH_SPEC)")
+	$(BIN7)/python tools/choose_torch.py install --venv $(VENV7) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
 	$(BIN7)/python -m pip install --quiet -e . "$(WIDGETS7_SPEC)" "pytest>=8.0" "hypothesis>=6.100"
 	touch $@
 

@@ -67,7 +67,7 @@ def download_corpus(target: Path | None = None, url: str = CORPUS_URL) -> Path:
     The bytes go to a temporary file in the same folder, which is renamed into
     place only after the hash matches; on any failure it is removed.
     """
-    from tqdm.auto import tqdm
+    from .progress import progress_bar
 
     target = Path(target) if target is not None else data_dir() / CORPUS_FILENAME
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +80,7 @@ def download_corpus(target: Path | None = None, url: str = CORPUS_URL) -> Path:
                 raise ConnectionError(_offline_help(target)) from exc
             with response:
                 total = int(response.headers.get("Content-Length") or 0) or None
-                with tqdm(total=total, unit="B", unit_scale=True, desc=CORPUS_FILENAME) as bar:
+                with progress_bar(total=total, unit="B", unit_scale=True, desc=CORPUS_FILENAME) as bar:
                     for chunk in iter(lambda: response.read(1 << 16), b""):
                         out.write(chunk)
                         bar.update(len(chunk))

@@ -534,9 +534,9 @@ def train(
 
     bar = None
     if config.progress and rank == 0:
-        from tqdm.auto import tqdm
+        from .progress import progress_bar
 
-        bar = tqdm(
+        bar = progress_bar(
             total=config.steps,
             initial=min(history.steps, config.steps),
             desc="training",
