@@ -19,7 +19,6 @@ import torch
 import transformer_course.exercises as exercises
 from transformer_course import word2vec as w2v
 from transformer_course.exercises import Feedback
-from transformer_course.exercises.attention_steps import suspect_model
 from transformer_course.exercises.answers import (
     call_learner,
     first_difference,
@@ -27,6 +26,7 @@ from transformer_course.exercises.answers import (
     read_shape,
     read_tensor,
 )
+from transformer_course.exercises.attention_steps import suspect_model
 
 
 def _vocabulary() -> w2v.Vocabulary:
