@@ -71,7 +71,7 @@ generate: $(BIN)/.installed
 	$(BIN)/python -m transformer_course generate "$(PROMPT)" $(ARGS)
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check lib tests notebooks benchmarks tools conftest.py
+	$(BIN)/ruff check lib tests notebooks benchmarks tools site conftest.py
 
 # Everything but the browser: ruff, the library tests, the Colab and API checks, and nbval
 # (strict) over every notebook, with a per-notebook time table at the end.
