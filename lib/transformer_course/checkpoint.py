@@ -464,6 +464,18 @@ def _fill(
     model: nn.Module | None,
     optimizer: torch.optim.Optimizer | None,
 ) -> None:
+    # Every check comes before the first weight is touched: a refused load leaves all unchanged.
+    target = unwrap(model) if model is not None else None
+    if target is not None:
+        _check_kind(checkpoint, path, target)
+        saved, current = checkpoint.get("model_config"), model_config(target)
+        if saved is not None and current is not None and saved != current:
+            differences = "; ".join(_config_differences(saved, current))
+            raise CheckpointError(
+                f"{path} was saved for a differently configured model ({differences}). Build the "
+                "model from the checkpoint's config (model_from_checkpoint(path), or "
+                "GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
+            )
     if optimizer is not None:
         if checkpoint.get("optimizer") is None:
             raise CheckpointError(
@@ -477,17 +489,7 @@ def _fill(
                 "make_optimizer(model)); resume with the same setup, or start afresh (resume=False, "
                 "--fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
             )
-    if model is not None:
-        target = unwrap(model)
-        _check_kind(checkpoint, path, target)
-        saved, current = checkpoint.get("model_config"), model_config(target)
-        if saved is not None and current is not None and saved != current:
-            differences = "; ".join(_config_differences(saved, current))
-            raise CheckpointError(
-                f"{path} was saved for a differently configured model ({differences}). Build the "
-                "model from the checkpoint's config (model_from_checkpoint(path), or "
-                "GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
-            )
+    if target is not None:
         try:
             target.load_state_dict(checkpoint["model"])
         except RuntimeError as exc:
