@@ -165,12 +165,12 @@ def _save_failed(target: Path, existed: bool, cause: str) -> CheckpointSaveError
 
 def _remove_stale_temporaries(target: Path) -> None:
     """A process killed inside a save leaves its hidden temporary file; the next save removes it."""
-    for stale in target.parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+    for stale in target.parent.glob(f".{_glob_escape(target.name)}.*.tmp"):
         with contextlib.suppress(OSError):
             stale.unlink()
 
 
-def glob_escape(name: str) -> str:
+def _glob_escape(name: str) -> str:
     """``name`` with glob's special characters escaped (``[`` ``*`` ``?``)."""
     return re.sub(r"([\[\]*?])", r"[\1]", name)
 
