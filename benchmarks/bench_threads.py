@@ -51,7 +51,9 @@ def main() -> None:
     args = parser.parse_args()
     steps, rounds = (5, 3) if args.quick else (15, 5)
     counts = list(range(1, (os.cpu_count() or 1) + 1))
-    print(f"{os.cpu_count()} CPU cores; torch {torch.__version__}; {rounds} rounds of {steps} steps")
+    print(
+        f"{os.cpu_count()} CPU cores; torch {torch.__version__}; {rounds} rounds of {steps} steps"
+    )
     for label, preset, vocab in MODELS:
         torch.manual_seed(0)
         config = model_preset(preset, vocab)
@@ -70,7 +72,9 @@ def main() -> None:
                 )
         base = statistics.median(results[1])
         params = model.num_parameters()
-        print(f"\n{label}: {params:,} parameters, batch {recipe.batch_size} x {recipe.context_length}")
+        print(
+            f"\n{label}: {params:,} parameters, batch {recipe.batch_size} x {recipe.context_length}"
+        )
         for n in counts:
             median = statistics.median(results[n])
             print(f"  {n:2d} thread(s): {median:9,.0f} tokens/s   x{median / base:.2f} vs 1 thread")

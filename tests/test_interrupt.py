@@ -238,11 +238,15 @@ def test_full_disk_keeps_the_previous_checkpoint_and_says_so(small_disk, tmp_pat
     assert message.endswith(f"the previous checkpoint {path} is intact")
     assert "enforce fail" not in message
     assert path.read_bytes() == before
-    assert sorted(p.name for p in folder.iterdir()) == sorted(["m.pt", *(["filler"] if small_disk else [])])
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["m.pt", *(["filler"] if small_disk else [])]
+    )
 
     # train() hands its history over with the error, and the old checkpoint survives.
     with pytest.raises(CheckpointSaveError) as caught:
-        train(model, *streams(), quick(checkpoint_path=str(path), resume=False, checkpoint_interval=4))
+        train(
+            model, *streams(), quick(checkpoint_path=str(path), resume=False, checkpoint_interval=4)
+        )
     assert caught.value.history is not None and caught.value.history.steps == 4
     assert path.read_bytes() == before
 
@@ -254,7 +258,10 @@ def test_read_only_folder(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr("tempfile.mkstemp", refuse)
-    with pytest.raises(CheckpointSaveError, match=r"could not save to .*m.pt: no permission to write in .*previous checkpoint .* is intact"):
+    with pytest.raises(
+        CheckpointSaveError,
+        match=r"could not save to .*m.pt: no permission to write in .*previous checkpoint .* is intact",
+    ):
         save_checkpoint(path, tiny(), step=2)
 
 

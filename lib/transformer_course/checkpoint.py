@@ -229,9 +229,7 @@ def save_checkpoint(
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(target)
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _save_failed(target, existed, _save_cause(target.parent, exc, needed)) from exc
     try:
@@ -528,9 +526,7 @@ def _check_tensors_fit(skeleton: nn.Module, weights: dict[str, torch.Tensor], pa
             f"({'; '.join(problems[:4])}). The file was edited or damaged; use another copy"
         )
     buffers = sum(
-        b.numel() * b.element_size()
-        for name, b in skeleton.named_buffers()
-        if name not in expected
+        b.numel() * b.element_size() for name, b in skeleton.named_buffers() if name not in expected
     )
     if buffers > MAX_BUFFER_BYTES:
         raise CheckpointError(
