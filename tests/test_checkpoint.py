@@ -302,3 +302,20 @@ def test_no_optimizer_state_to_resume(tmp_path):
     model = tiny()
     with pytest.raises(CheckpointError, match="no optimizer state"):
         load_checkpoint(path, model, make_optimizer(model))
+
+
+def test_diverged_checkpoint_is_refused_for_generation(tmp_path):
+    model = tiny()
+    path = save_checkpoint(tmp_path / "m.pt", model)
+    saved = torch.load(path, weights_only=True)
+    saved["model"]["lm_head.weight"][0, 0] = float("nan")  # what an older version could write
+    torch.save(saved, path)
+    with pytest.raises(CheckpointError, match=r"NaN or inf \(.*lm_head.weight.*diverged"):
+        model_from_checkpoint(path)
+
+
+def test_saving_over_a_file_keeps_its_mode(tmp_path):
+    path = save_checkpoint(tmp_path / "m.pt", tiny())
+    path.chmod(0o644)
+    save_checkpoint(path, tiny(seed=1))
+    assert path.stat().st_mode & 0o777 == 0o644

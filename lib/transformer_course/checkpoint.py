@@ -571,6 +571,13 @@ def model_from_checkpoint(
         skeleton = GPT(gpt_config)
     _check_tensors_fit(skeleton, checkpoint["model"], path)
     del skeleton
+    broken = non_finite_tensors(checkpoint["model"])
+    if broken:  # written by an older version of the course, or edited: it can only generate NaN
+        raise CheckpointError(
+            f"{path} holds weights that are NaN or inf ({', '.join(broken[:3])}): the run that "
+            "wrote it had diverged. Use an earlier checkpoint, or train again with a lower "
+            "learning rate"
+        )
     model = GPT(gpt_config)
     _fill(checkpoint, path, model, None)
     return model.to(device or "cpu").eval(), checkpoint
