@@ -288,3 +288,14 @@ def test_stale_temporary_files_are_removed(tmp_path):
     stale.write_bytes(b"left by a killed save")
     save_checkpoint(tmp_path / "m.pt", tiny())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.pt"]
+
+
+def test_training_a_diverged_model_says_so_at_step_one():
+    model = tiny()
+    with torch.no_grad():
+        model.lm_head.weight.fill_(float("nan"))
+    with pytest.raises(
+        NonFiniteLossError, match="at step 1 .*already NaN or inf when this run began"
+    ) as caught:
+        train(model, *streams(), quick())
+    assert caught.value.history.steps == 1

@@ -639,7 +639,7 @@ def train(
                 dtype=compute_dtype,
                 loss=loss_value if not math.isfinite(loss_value) else float("nan"),
                 recent_losses=history.train_loss[max(0, bad - 200) : bad],
-                weights_finite_at_start=weights_finite_at_start or bad > first,
+                weights_finite_at_start=weights_finite_at_start,
             ),
             step=bad + 1,
         )
