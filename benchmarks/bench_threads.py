@@ -48,6 +48,9 @@ def tokens_per_second(model: GPT, optimizer, batch: int, context: int, steps: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    parser.add_argument(
+        "--only", default=None, help="measure only the models whose label contains this text"
+    )
     args = parser.parse_args()
     steps, rounds = (5, 3) if args.quick else (15, 5)
     counts = list(range(1, (os.cpu_count() or 1) + 1))
@@ -55,6 +58,8 @@ def main() -> None:
         f"{os.cpu_count()} CPU cores; torch {torch.__version__}; {rounds} rounds of {steps} steps"
     )
     for label, preset, vocab in MODELS:
+        if args.only and args.only not in label:
+            continue
         torch.manual_seed(0)
         config = model_preset(preset, vocab)
         model = GPT(config)

@@ -242,3 +242,12 @@ def test_thread_rule():
 
     assert auto_threads(642_368, 32 * 16, cores=2) == 1  # the CLI default model
     assert auto_threads(10**9, 4096, cores=8) == 8
+
+
+def test_unwritable_checkpoint_folder_is_refused_before_training(tmp_path, text_file, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert run_train(text_file, blocker / "gpt.pt", "--steps", "2") == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: cannot write checkpoints to") and "--checkpoint" in captured.err
+    assert "parameters" not in captured.out, "refused before the model is built and trained"

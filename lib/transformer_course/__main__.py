@@ -467,6 +467,8 @@ def command_train(args: argparse.Namespace) -> int:
                     "use --fresh to start over or pass another --checkpoint"
                 )
             say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+        if rank == 0:
+            _check_writable(checkpoint)
         torch.manual_seed(config.seed)  # the same initial weights on every process
         model = GPT(model_config)
         threads = _choose_threads(
@@ -497,6 +499,23 @@ def command_train(args: argparse.Namespace) -> int:
     if history.seconds > 0:
         say(f"{history.tokens / history.seconds:,.0f} tokens/s this run; checkpoint: {checkpoint}")
     return 0
+
+
+def _check_writable(checkpoint: Path) -> None:
+    """Refuse an unwritable --checkpoint before training, not after the work is done."""
+    import tempfile
+
+    from .checkpoint import CheckpointSaveError
+
+    try:
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=checkpoint.parent):
+            pass
+    except OSError as exc:
+        raise CheckpointSaveError(
+            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
+            "--checkpoint path in a writable folder"
+        ) from exc
 
 
 def _interrupt_status(name: str) -> int:
