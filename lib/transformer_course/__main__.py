@@ -535,45 +535,50 @@ def command_generate(args: argparse.Namespace) -> int:
     from .generate import generate
     from .vocabulary import CompactVocabulary
 
-    device = pick_device(args.device)
-    model, saved = model_from_checkpoint(args.checkpoint, device=device)
-    encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
-    # "<|endoftext|>" in a prompt is ordinary text here, as in training.
-    ids = torch.tensor(
-        encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long
-    )  # (T,)
-    if ids.numel() == 0:
-        raise ValueError("the prompt is empty; give at least one word to continue from")
-    vocab = (
-        CompactVocabulary(torch.tensor(saved["vocabulary"])) if saved.get("vocabulary") else None
-    )
-    if vocab is not None:
-        unknown = ids[~vocab.contains(ids)]
-        if unknown.numel():
-            pieces = ", ".join(repr(encoding.decode([int(i)])) for i in unknown[:8])
-            raise ValueError(
-                f"the prompt has tokens the model's compact vocabulary does not know: {pieces}; "
-                "rephrase it with words from the training text"
-            )
-        ids = vocab.encode(ids)
-    context = model.config.context_length
-    out = generate(
-        model,
-        ids[-context:].to(device),
-        args.max_new_tokens,
-        temperature=args.temperature,
-        top_k=args.top_k,
-        top_p=args.top_p,
-        generator=torch.Generator(device=device).manual_seed(args.seed),
-    )  # (T' + n,)
-    new = out[min(ids.numel(), context) :].cpu()  # (n,)
-    if vocab is not None:
-        new = vocab.decode(new)
-    text = args.prompt + encoding.decode(new.tolist())
-    # A prompt with undecodable bytes arrives as lone surrogates; print them as "?" rather than fail.
+    try:
+        device = pick_device(args.device)
+        model, saved = model_from_checkpoint(args.checkpoint, device=device)
+        encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
+        # "<|endoftext|>" in a prompt is ordinary text here, as in training.
+        ids = torch.tensor(encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long)  # (T,)
+        if ids.numel() == 0:
+            raise ValueError("the prompt is empty; give at least one word to continue from")
+        vocab = (
+            CompactVocabulary(torch.tensor(saved["vocabulary"]))
+            if saved.get("vocabulary")
+            else None
+        )
+        if vocab is not None:
+            unknown = ids[~vocab.contains(ids)]
+            if unknown.numel():
+                pieces = ", ".join(repr(encoding.decode([int(i)])) for i in unknown[:8])
+                raise ValueError(
+                    f"the prompt has tokens the model's compact vocabulary does not know: {pieces}; "
+                    "rephrase it with words from the training text"
+                )
+            ids = vocab.encode(ids)
+        context = model.config.context_length
+        out = generate(
+            model,
+            ids[-context:].to(device),
+            args.max_new_tokens,
+            temperature=args.temperature,
+            top_k=args.top_k,
+            top_p=args.top_p,
+            generator=torch.Generator(device=device).manual_seed(args.seed),
+        )  # (T' + n,)
+        new = out[min(ids.numel(), context) :].cpu()  # (n,)
+        if vocab is not None:
+            new = vocab.decode(new)
+    except _user_errors() as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    # A prompt with undecodable bytes arrives as lone surrogates; print them as "?", never fail.
     with contextlib.suppress(AttributeError, ValueError):  # a replaced stdout may not reconfigure
         sys.stdout.reconfigure(errors="replace")
-    print(text)
+    print(args.prompt + encoding.decode(new.tolist()))
     return 0
 
 
