@@ -27,8 +27,9 @@ DEFAULT_CHECKPOINT = "checkpoints/gpt.pt"
 
 #: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
 #: is fastest: the work per operation is too small to share, and extra threads mostly wait for
-#: each other (benchmarks/bench_threads.py; measured on a 2-core machine, see auto_threads).
-SMALL_STEP_MACS = 2e9
+#: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
+#: 8.5e9 per step) was faster on one thread; see auto_threads for the numbers.
+SMALL_STEP_MACS = 5e10
 
 
 def _positive_int(text: str) -> int:
@@ -55,10 +56,12 @@ def auto_threads(parameters: int, tokens_per_step: int, cores: int | None = None
     """The torch thread count the command line trains with (11_training; issue 18).
 
     One thread when a step is small (``parameters × tokens_per_step`` below
-    :data:`SMALL_STEP_MACS`), else every core. Measured with benchmarks/bench_threads.py on a
-    2-core machine shared with other jobs: the default CLI model (642 k parameters, 512 tokens per
-    step) trained 8,255 tokens/s on one thread and 1,854 on two; the full-vocabulary model is
-    reported in the benchmark. ``--threads`` overrides the rule.
+    :data:`SMALL_STEP_MACS`), else every core. Measured on a 2-core machine shared with other
+    jobs, tokens/s at 2 threads relative to 1 (benchmarks/bench_threads.py, medians): the
+    default CLI model (642 k parameters × 512 tokens per step) 0.22×, and through the CLI itself
+    10,541 vs 7,436 tokens/s (0.71×); the full-vocabulary model (6.8 M × 512) 0.39×; the "gpu"
+    preset's model (2.1 M × 4,096) 0.42×. The gap narrows as steps grow, so steps far larger than
+    any measured here get every core. ``--threads`` overrides the rule.
     """
     cores = cores or os.cpu_count() or 1
     if parameters * tokens_per_step < SMALL_STEP_MACS:
