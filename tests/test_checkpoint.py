@@ -95,7 +95,7 @@ def test_interrupted_save_keeps_the_old_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "damage, message",
     [
-        ("half", r"is damaged \(the zip archive's index.*truncated or corrupt.*another copy"),
+        ("half", r"is damaged \(its end is missing.*truncated or corrupt.*another copy"),
         ("last_bytes", r"is damaged.*truncated or corrupt"),
         ("middle", r"is damaged.*truncated or corrupt"),
         ("empty", r"is empty \(0 bytes\).*another copy"),

@@ -346,7 +346,7 @@ def read_checkpoint(
                 names = zipfile.ZipFile(handle).namelist()
             except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
                 raise _damaged(
-                    source, f"the zip archive's index at its end is missing or broken: {exc}"
+                    source, "its end is missing: a zip archive keeps its index last"
                 ) from exc
             handle.seek(0)
             if not any(name.endswith("/data.pkl") for name in names):
@@ -385,6 +385,7 @@ def read_checkpoint(
 
 
 def _damaged(source: Path, exc: BaseException | str) -> CheckpointError:
+    """A file that starts like a checkpoint but cannot be read to its end."""
     text = _ANSI.sub("", str(exc)).strip()
     reason = text.splitlines()[0] if text else type(exc).__name__
     return CheckpointError(
