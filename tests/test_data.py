@@ -166,3 +166,48 @@ def test_data_dir_prefers_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv(data.DATA_DIR_ENV_VAR)
     assert data.data_dir().name in ("data", "transformer_course")
     assert os.fspath(data.data_dir())
+
+
+def test_damaged_cached_corpus_offline_is_reported_as_damaged(tmp_path, monkeypatch, corpus_text):
+    _offline(monkeypatch, tmp_path)
+    cached = tmp_path / data.CORPUS_FILENAME
+    cached.write_bytes(corpus_text.encode("utf-8")[:200_000])
+    with pytest.raises(data.CorpusMismatchError) as info:
+        data.load_text()
+    message = str(info.value)
+    assert str(cached) in message and data.CORPUS_SHA256 in message and "200,000 bytes" in message
+    assert "could not be downloaded" in message and "replace the file" in message
+    assert "put the file" not in message, "it must not ask for a file that is already there"
+    with pytest.raises(data.CorpusMismatchError, match="Delete it"):
+        data.corpus_path(download=False)
+    assert cached.stat().st_size == 200_000, "the file is left for the learner to inspect"
+
+
+def test_damaged_cached_corpus_is_replaced_when_online(tmp_path, monkeypatch, corpus_text):
+    _offline(monkeypatch, tmp_path)
+    (tmp_path / data.CORPUS_FILENAME).write_text("not the corpus", encoding="utf-8")
+    payload = corpus_text.encode("utf-8")
+    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(payload))
+    assert data.load_text() == corpus_text
+
+
+def test_env_var_naming_a_truncated_corpus_is_refused(tmp_path, monkeypatch, corpus_text):
+    truncated = tmp_path / "truncated.txt"
+    truncated.write_bytes(corpus_text.encode("utf-8")[:200_000])
+    monkeypatch.setenv(data.CORPUS_ENV_VAR, str(truncated))
+    with pytest.raises(data.CorpusMismatchError) as info:
+        data.load_text()
+    message = str(info.value)
+    assert str(truncated) in message and data.CORPUS_SHA256 in message
+    assert data.CORPUS_ENV_VAR in message and "load_text(path)" in message
+    # a learner's own text passed explicitly stays allowed
+    assert data.load_text(truncated) == corpus_text.encode("utf-8")[:200_000].decode("utf-8")
+
+
+def test_data_dir_variable_naming_a_file(tmp_path, monkeypatch):
+    file = tmp_path / "not_a_folder"
+    file.write_text("x")
+    monkeypatch.delenv(data.CORPUS_ENV_VAR, raising=False)
+    monkeypatch.setenv(data.DATA_DIR_ENV_VAR, str(file))
+    with pytest.raises(NotADirectoryError, match=r"\$TRANSFORMER_COURSE_DATA is .*a file, not a folder"):
+        data.load_text()

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import socket
+from dataclasses import replace
 
 import pytest
 import torch
@@ -67,6 +69,20 @@ def worker(rank: int, world: int, out: str, port: int) -> None:
         torch.save(
             {"state": model.state_dict(), "history": history.as_dict()}, f"{out}/rank{rank}.pt"
         )
+
+        # 3. SIGTERM reaches rank 1 alone (after step 2): every rank stops after that same step,
+        # and rank 0 alone writes the checkpoint.
+        def terminate_rank1(step, _history):
+            if rank == 1 and step == 2:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        stopped = train(
+            tiny(), train_ids, val_ids,
+            replace(config(), steps=50, checkpoint_path=f"{out}/stop.pt", checkpoint_seconds=0),
+            callback=terminate_rank1,
+        )  # fmt: skip
+        with open(f"{out}/stop{rank}.txt", "w") as handle:
+            handle.write(f"{stopped.steps} {stopped.interrupted} {stopped.stopped_by}")
     finally:
         dist.destroy_process_group()
 
@@ -131,6 +147,11 @@ def test_two_cpu_processes(tmp_path):
         torch.testing.assert_close(tensor, ranks[0]["state"][name], rtol=1e-4, atol=1e-5, msg=name)
 
     # 2. The command line under torchrun's environment.
+    stops = [(tmp_path / f"stop{r}.txt").read_text().split() for r in range(2)]
+    assert stops == [["2", "True", "KeyboardInterrupt"], ["2", "True", "SIGTERM"]]
+    assert load_checkpoint(tmp_path / "stop.pt")["step"] == 2
+    assert not list(tmp_path.glob(".stop.pt.*")), "no temporary file may stay"
+
     outputs = [(tmp_path / f"cli{r}.txt").read_text().split("\n", 1) for r in range(2)]
     assert [code for code, _ in outputs] == ["0", "0"]
     assert "2 processes on cpu" in outputs[0][1] and "validation loss" in outputs[0][1]

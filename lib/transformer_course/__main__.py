@@ -7,18 +7,29 @@
 ``transformer-course`` (installed with the package) is the same program. The defaults are the
 notebooks': 11_training's "cpu-demo" recipe on the sales textbook with the compact vocabulary.
 Training writes a checkpoint (``checkpoints/gpt.pt`` by default) and resumes from it when run
-again with the same options; Ctrl-C stops after the current step and keeps a checkpoint.
+again with the same options; Ctrl-C, SIGTERM or SIGHUP stops after the current step and keeps a
+checkpoint (exit status 128 + the signal's number), and a checkpoint is also written every
+``--checkpoint-seconds``. Every user error (a bad option, a damaged checkpoint, a full disk,
+missing offline data…) prints one ``error: …`` line and exits with status 2; ``--debug`` shows
+the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_CHECKPOINT = "checkpoints/gpt.pt"
+
+#: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
+#: is fastest: the work per operation is too small to share, and extra threads mostly wait for
+#: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
+#: 8.5e9 per step) was faster on one thread; see auto_threads for the numbers.
+SMALL_STEP_MACS = 5e10
 
 
 def _positive_int(text: str) -> int:
@@ -39,6 +50,23 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def auto_threads(parameters: int, tokens_per_step: int, cores: int | None = None) -> int:
+    """The torch thread count the command line trains with (11_training; issue 18).
+
+    One thread when a step is small (``parameters × tokens_per_step`` below
+    :data:`SMALL_STEP_MACS`), else every core. Measured on a 2-core machine shared with other
+    jobs, tokens/s at 2 threads relative to 1 (benchmarks/bench_threads.py, medians): the
+    default CLI model (642 k parameters × 512 tokens per step) 0.22×, and through the CLI itself
+    10,541 vs 7,436 tokens/s (0.71×); the full-vocabulary model (6.8 M × 512) 0.39×; the "gpu"
+    preset's model (2.1 M × 4,096) 0.42×. The gap narrows as steps grow, so steps far larger than
+    any measured here get every core. ``--threads`` overrides the rule.
+    """
+    cores = cores or os.cpu_count() or 1
+    if parameters * tokens_per_step < SMALL_STEP_MACS:
+        return 1
+    return max(1, cores)
 
 
 def _positive_float(text: str) -> float:
@@ -80,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m transformer_course",
         description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
         epilog="Run 'python -m transformer_course COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error instead of one 'error:' line",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -192,6 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="train in float32 even on CUDA (default: bf16 autocast there)",
     )
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    group.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="torch threads on the CPU (default: 1 for small models, where more threads only "
+        "wait for each other; every core for big ones)",
+    )
     group = train.add_argument_group("checkpoints")
     group.add_argument(
         "--checkpoint",
@@ -203,6 +243,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_non_negative_int,
         default=500,
         help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C",
+    )
+    group.add_argument(
+        "--checkpoint-seconds",
+        type=_non_negative_float,
+        default=60.0,
+        help="also checkpoint whenever this many seconds of training have passed since the last "
+        "save, so a killed run loses at most that much; 0 = never by time",
     )
     group.add_argument(
         "--fresh",
@@ -250,6 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument(
         "--device", default=None, help="cpu, cuda or mps (default: the best available)"
     )
+    for sub in (train, gen):
+        sub.add_argument(
+            "--debug",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="show the full traceback of an error instead of one 'error:' line",
+        )
     return parser
 
 
@@ -260,10 +314,20 @@ def _distributed_setup(requested_device: str | None):
 
     from .device import pick_device
 
-    world = int(os.environ.get("WORLD_SIZE", "1"))
+    world = _env_int("WORLD_SIZE", 1)
     if world <= 1:
         return pick_device(requested_device), 0, 1
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
+    if missing:
+        raise ValueError(
+            f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+            "not: start several processes with 'torchrun --nproc_per_node=N -m transformer_course "
+            "train', or unset WORLD_SIZE to train in one process"
+        )
+    rank = _env_int("RANK", 0)
+    local_rank = _env_int("LOCAL_RANK", 0)
+    if not 0 <= rank < world:
+        raise ValueError(f"RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{world - 1}; start with torchrun")
     device = pick_device(requested_device)
     if device.type == "cuda":
         device = torch.device("cuda", local_rank)
@@ -272,11 +336,46 @@ def _distributed_setup(requested_device: str | None):
     else:
         device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
         backend = "gloo"
-        torch.set_num_threads(
-            max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world)))
-        )
-    dist.init_process_group(backend=backend)
+    try:
+        dist.init_process_group(backend=backend)
+    except (ValueError, RuntimeError) as exc:
+        raise ValueError(
+            f"could not join the {world} training processes ({str(exc).splitlines()[0]}); start "
+            "them with torchrun, or unset WORLD_SIZE to train in one process"
+        ) from exc
     return device, dist.get_rank(), dist.get_world_size()
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(
+            f"the environment variable {name}={text!r} is not a whole number; torchrun sets it, "
+            f"so unset it (unset {name}) or start the run with torchrun"
+        ) from None
+    if value < 0:
+        raise ValueError(f"the environment variable {name}={value} must be 0 or more; unset it")
+    return value
+
+
+def _choose_threads(args: argparse.Namespace, parameters: int, tokens_per_step: int, device) -> int:
+    """Set and return the torch thread count: --threads, else the size rule, shared by the
+    processes of this machine under torchrun."""
+    import torch
+
+    if args.threads is not None:
+        threads = args.threads
+    else:
+        local = _env_int("LOCAL_WORLD_SIZE", 1) or 1
+        cores = max(1, (os.cpu_count() or 1) // local)
+        threads = auto_threads(parameters, tokens_per_step, cores)
+    if device.type == "cpu" or args.threads is not None:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
 
 
 def _training_config(args: argparse.Namespace, device, checkpoint: str):
@@ -308,8 +407,19 @@ def _training_config(args: argparse.Namespace, device, checkpoint: str):
         progress=not args.no_progress,
         checkpoint_path=checkpoint,
         checkpoint_interval=args.checkpoint_interval,
+        checkpoint_seconds=args.checkpoint_seconds,
         resume=not args.fresh,
     )
+
+
+def _describe_saves(config) -> str:
+    parts = []
+    if config.checkpoint_interval:
+        parts.append(f"every {config.checkpoint_interval} steps")
+    if config.checkpoint_seconds:
+        parts.append(f"every {config.checkpoint_seconds:g} s")
+    when = " and ".join(parts) if parts else "only at the end"
+    return f"checkpoint {when} to {config.checkpoint_path}"
 
 
 def command_train(args: argparse.Namespace) -> int:
@@ -322,11 +432,16 @@ def command_train(args: argparse.Namespace) -> int:
     from .train import model_preset
     from .vocabulary import CompactVocabulary
 
-    device, rank, world = _distributed_setup(args.device)
-    say = print if rank == 0 else (lambda *a, **k: None)
+    say = print
+    checkpoint = Path(args.checkpoint)
     try:
+        device, rank, world = _distributed_setup(args.device)
+        say = print if rank == 0 else (lambda *a, **k: None)
         text = data.load_text(args.text)
-        ids = torch.tensor(tokenizer.get_encoding().encode(text), dtype=torch.long)  # (N,)
+        # A text may contain "<|endoftext|>": train on it as ordinary characters.
+        ids = torch.tensor(
+            tokenizer.get_encoding().encode(text, disallowed_special=()), dtype=torch.long
+        )  # (N,)
         if args.vocab == "compact":
             vocab = CompactVocabulary.from_ids(ids)
             vocab_size, stream, meta = (
@@ -347,8 +462,7 @@ def command_train(args: argparse.Namespace) -> int:
         model_config = model_preset(
             args.preset, vocab_size, **chosen, context_length=config.context_length
         )
-        checkpoint = Path(args.checkpoint)
-        if checkpoint.is_file() and not args.fresh:
+        if checkpoint.exists() and not args.fresh:
             saved = read_checkpoint(checkpoint)
             if saved.get("vocabulary") != meta["vocabulary"]:
                 raise CheckpointError(
@@ -356,27 +470,31 @@ def command_train(args: argparse.Namespace) -> int:
                     "use --fresh to start over or pass another --checkpoint"
                 )
             say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+        if rank == 0:
+            _check_writable(checkpoint)
         torch.manual_seed(config.seed)  # the same initial weights on every process
         model = GPT(model_config)
+        threads = _choose_threads(
+            args, model.num_parameters(), config.batch_size * config.context_length, device
+        )
         say(
             f"{model.num_parameters():,} parameters, vocabulary {vocab_size:,} ({args.vocab}), "
             f"{train_ids.numel():,} training / {val_ids.numel():,} validation tokens, "
-            f"{world} process{'es' if world > 1 else ''} on {device.type}"
+            f"{world} process{'es' if world > 1 else ''} on {device.type}, "
+            f"{threads} torch thread{'s' if threads > 1 else ''}; {_describe_saves(config)}"
         )
         from .train import train
 
         history = train(model, train_ids, val_ids, config, meta=meta)
-    except (ValueError, TypeError, FileNotFoundError, ConnectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     finally:
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
     if history.interrupted:
         say(
-            f"interrupted after step {history.steps}; checkpoint kept at {checkpoint} — run the same command to resume"
+            f"interrupted ({history.stopped_by}) after step {history.steps}; checkpoint kept at "
+            f"{checkpoint} — run the same command to resume"
         )
-        return 130
+        return _interrupt_status(history.stopped_by)
     if history.val_loss:
         from .diagnostics import perplexity
 
@@ -389,6 +507,31 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_writable(checkpoint: Path) -> None:
+    """Refuse an unwritable --checkpoint before training, not after the work is done."""
+    import tempfile
+
+    from .checkpoint import CheckpointSaveError
+
+    try:
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=checkpoint.parent):
+            pass
+    except OSError as exc:
+        raise CheckpointSaveError(
+            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
+            "--checkpoint path in a writable folder"
+        ) from exc
+
+
+def _interrupt_status(name: str) -> int:
+    """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
+    import signal
+
+    number = getattr(signal, name, None) if name.startswith("SIG") else None
+    return 128 + int(number) if number is not None else 130
+
+
 def command_generate(args: argparse.Namespace) -> int:
     import torch
 
@@ -399,11 +542,15 @@ def command_generate(args: argparse.Namespace) -> int:
     from .streaming import TokenStreamer
     from .vocabulary import CompactVocabulary
 
+    # A prompt with undecodable bytes arrives as lone surrogates; print them as "?", never fail.
+    with contextlib.suppress(AttributeError, ValueError):  # a replaced stdout may not reconfigure
+        sys.stdout.reconfigure(errors="replace")
     try:
         device = pick_device(args.device)
         model, saved = model_from_checkpoint(args.checkpoint, device=device)
         encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
-        ids = torch.tensor(encoding.encode(args.prompt), dtype=torch.long)  # (T,)
+        # "<|endoftext|>" in a prompt is ordinary text here, as in training.
+        ids = torch.tensor(encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long)  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
         vocab = (
@@ -443,8 +590,10 @@ def command_generate(args: argparse.Namespace) -> int:
             generator=torch.Generator(device=device).manual_seed(args.seed),
             on_token=show,
         )  # (T' + n,)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except _user_errors() as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
     print(("" if shown else args.prompt) + streamer.flush(), flush=True)
     note = _undertrained_note(saved, model.config.vocab_size)
@@ -475,12 +624,43 @@ def _undertrained_note(saved: dict, vocab_size: int) -> str | None:
     )
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "the input or the environment is wrong", not "the code is"."""
+    from .numerics import NonFiniteLossError
+    from .tokenizer import EncodingUnavailableError
+
+    return (ValueError, OSError, NonFiniteLossError, EncodingUnavailableError)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m transformer_course`` and of the ``transformer-course`` script."""
+    """Entry point of ``python -m transformer_course`` and of the ``transformer-course`` script.
+
+    Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr), 128 + N when
+    signal N stopped training (after saving). ``--debug`` re-raises errors with their traceback.
+    """
     args = build_parser().parse_args(argv)
-    if args.command == "train":
-        return command_train(args)
-    return command_generate(args)
+    debug = getattr(args, "debug", False)
+    command = command_train if args.command == "train" else command_generate
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(
+            "error: stopped at once by a second interrupt, without saving; the last checkpoint "
+            f"({getattr(args, 'checkpoint', DEFAULT_CHECKPOINT)}) is intact — run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    except _user_errors() as exc:
+        if debug:
+            raise
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -4,21 +4,29 @@ Two promises, both shown in 11_training:
 
 - **atomic writes** — the bytes go to a temporary file beside the target, which is flushed to disk
   and then renamed over it with ``os.replace``. A run killed half-way through a save leaves the
-  previous checkpoint intact, never a half-written one.
+  previous checkpoint intact, never a half-written one. A save that fails (a full disk, a
+  read-only folder) raises :class:`CheckpointSaveError` saying so, and weights that are no longer
+  finite are never written (:class:`NonFiniteWeightsError`).
 - **safe loads** — ``torch.load(..., weights_only=True)`` unpickles only tensors and plain
   Python containers, so opening a checkpoint cannot run code hidden in it. That is why
   everything a checkpoint holds (configs, history, RNG states) is stored as dicts, lists,
   numbers, strings and tensors.
 
-A file that is not a readable checkpoint, or one saved for a differently shaped model, raises
-:class:`CheckpointError` with a message that says what to do.
+A file that cannot be used raises an error whose message names the file, the cause and the next
+step: ``FileNotFoundError`` (missing), ``IsADirectoryError``, ``PermissionError`` (unreadable), or
+:class:`CheckpointError` (not a checkpoint, damaged, refused by the safe loader, another kind of
+model, another config, an optimizer state that does not fit).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import os
 import pickle
+import re
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -30,9 +38,36 @@ from torch import nn
 #: Written into every checkpoint; a file without it was not written by this course.
 FORMAT = "transformer_course.checkpoint/1"
 
+#: Non-persistent buffers (e.g. a sinusoidal table) a stored config may ask for before the
+#: loader refuses it: they are not in the file, so their size is only the config's claim.
+MAX_BUFFER_BYTES = 1 << 30
+
+_RESERVED = frozenset({"format", "model", "model_config", "model_class", "optimizer"})
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be used: corrupt, foreign, or for another model shape."""
+
+
+class CheckpointSaveError(OSError):
+    """A checkpoint could not be written (full disk, read-only folder, no permission…).
+
+    The message names the target, the cause and whether an earlier checkpoint there is intact
+    (it always is: saves are atomic). ``history`` is set when ``train()`` raised it, so the run's
+    loss curve is not lost with the save.
+    """
+
+    history: Any = None
+
+
+class NonFiniteWeightsError(ValueError):
+    """The model's weights hold NaN or inf, so they were not saved (11_training).
+
+    ``history`` is set when ``train()`` raised it.
+    """
+
+    history: Any = None
 
 
 def unwrap(model: nn.Module) -> nn.Module:
@@ -72,6 +107,84 @@ def _plain(value: Any, where: str) -> Any:
     )
 
 
+def non_finite_tensors(state: dict[str, torch.Tensor]) -> list[str]:
+    """Names of the floating-point tensors in ``state`` that hold NaN or ±inf (11_training)."""
+    return [
+        name
+        for name, tensor in state.items()
+        if isinstance(tensor, torch.Tensor)
+        and tensor.is_floating_point()
+        and not bool(torch.isfinite(tensor).all())
+    ]
+
+
+def _tensor_bytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, dict):
+        return sum(_tensor_bytes(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in value)
+    return 0
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _save_cause(folder: Path, exc: BaseException, needed: int) -> str:
+    """What went wrong in words: torch reports a full disk as 'enforce fail … unexpected pos'."""
+    code = getattr(exc, "errno", None)
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    if code == errno.ENOSPC or (free is not None and free < needed):
+        room = f"{_megabytes(free)} free" if free is not None else "no room"
+        return (
+            f"no space left on the disk holding {folder} ({room}; this checkpoint needs about "
+            f"{_megabytes(needed)}, and the old and new copies coexist while saving). Free some "
+            "space or save to another disk"
+        )
+    if code == errno.EROFS:
+        return f"{folder} is on a read-only file system; save to a writable folder"
+    if code in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in {folder}; fix its permissions or save to another folder"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{type(exc).__name__}: {first}"
+
+
+def _save_failed(target: Path, existed: bool, cause: str) -> CheckpointSaveError:
+    previous = (
+        f"the previous checkpoint {target} is intact"
+        if existed
+        else "nothing was written there (there was no earlier checkpoint)"
+    )
+    return CheckpointSaveError(f"could not save to {target}: {cause}; {previous}")
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """A process killed inside a save leaves its hidden temporary file; the next save removes it."""
+    for stale in target.parent.glob(f".{_glob_escape(target.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
+def _glob_escape(name: str) -> str:
+    """``name`` with glob's special characters escaped (``[`` ``*`` ``?``)."""
+    return re.sub(r"([\[\]*?])", r"[\1]", name)
+
+
+def _new_file_mode(target: Path) -> int:
+    """Keep the mode of the file being replaced; a new file gets the usual 0o666 minus the umask."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def save_checkpoint(
     path: str | os.PathLike,
     model: nn.Module,
@@ -82,36 +195,79 @@ def save_checkpoint(
 
     ``meta`` holds anything else worth keeping (the step, the loss history, RNG states, the
     vocabulary…) as plain values. Returns the path written. Missing folders are created.
+    Weights holding NaN or inf raise :class:`NonFiniteWeightsError` and are not written; a
+    failed write raises :class:`CheckpointSaveError`. Either way an earlier file at ``path`` is
+    left as it was.
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    reserved = {"format", "model", "model_config", "optimizer"} & meta.keys()
+    reserved = _RESERVED & meta.keys()
     if reserved:
         raise ValueError(
             f"meta keys {sorted(reserved)} are reserved for the checkpoint itself; rename them"
         )
     target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    state = unwrap(model).state_dict()
+    broken = non_finite_tensors(state)
+    if broken:
+        shown = ", ".join(broken[:3]) + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
+        raise NonFiniteWeightsError(
+            f"not saving to {target}: the model's weights hold NaN or inf ({shown}), so training "
+            "has diverged; an earlier checkpoint there is left intact. Resume from it with a lower "
+            "learning rate, or start again"
+        )
     payload: dict[str, Any] = {
         "format": FORMAT,
-        "model": unwrap(model).state_dict(),
+        "model": state,
         "model_config": model_config(model),
+        "model_class": type(unwrap(model)).__name__,
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
     }
     payload.update({key: _plain(value, f"meta[{key!r}]") for key, value in meta.items()})
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    existed = target.is_file()
+    needed = _tensor_bytes(payload) + (1 << 16)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(target)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _save_failed(target, existed, _save_cause(target.parent, exc, needed)) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             torch.save(payload, handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(
-            tmp_name, target
-        )  # atomic on POSIX and Windows: readers see old or new, never half
+        os.chmod(tmp_name, _new_file_mode(target))
+        # Atomic on POSIX and Windows: readers see the old file or the new one, never half.
+        os.replace(tmp_name, target)
+    except (OSError, RuntimeError) as exc:
+        # torch reports a failed write (e.g. a full disk) as RuntimeError "enforce fail … pos".
+        _remove_quietly(tmp_name)
+        raise _save_failed(target, existed, _save_cause(target.parent, exc, needed)) from exc
     finally:
-        if os.path.exists(tmp_name):
-            os.remove(tmp_name)
+        _remove_quietly(tmp_name)
+    _sync_folder(target.parent)
     return target
+
+
+def _remove_quietly(name: str) -> None:
+    with contextlib.suppress(OSError):
+        if os.path.exists(name):
+            os.remove(name)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (a power cut right after it keeps the new file)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
@@ -123,42 +279,165 @@ def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[
     ]
 
 
-def read_checkpoint(
-    path: str | os.PathLike, map_location: str | torch.device = "cpu"
-) -> dict[str, Any]:
-    """Open a checkpoint with ``weights_only=True`` and check it is one of the course's.
+def _describe_start(head: bytes) -> str:
+    """What the first bytes of a file that is no checkpoint suggest it is."""
+    stripped = head.lstrip()
+    if stripped[:1] in (b"{", b"["):
+        return "it looks like JSON"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"it starts with the bytes {head[:8]!r}"
+    if text.isprintable() or all(ch.isprintable() or ch.isspace() for ch in text):
+        return "it looks like text"
+    return f"it starts with the bytes {head[:8]!r}"
 
-    Raises ``FileNotFoundError`` for a missing file and :class:`CheckpointError` for a file that
-    is truncated, corrupt or not a course checkpoint.
-    """
-    source = Path(path).expanduser()
-    if not source.is_file():
+
+def _opened(source: Path):
+    """Open ``source`` for reading, turning each OS refusal into a message that says what to do."""
+    if source.is_dir():
+        raise IsADirectoryError(
+            f"{source} is a folder, not a checkpoint file; pass the .pt file inside it "
+            f"(the command line writes {source / 'gpt.pt'} style files)"
+        )
+    if not source.exists():
         raise FileNotFoundError(
             f"no checkpoint at {source}; train first (it is written by train() when "
             "TrainConfig.checkpoint_path is set) or check the path"
         )
     try:
-        checkpoint = torch.load(source, map_location=map_location, weights_only=True)
-    except (
-        RuntimeError,
-        pickle.UnpicklingError,
-        EOFError,
-        zipfile.BadZipFile,
-        ValueError,
-        OSError,
-    ) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(
-            f"{source} is not a readable checkpoint ({reason[:200]}). It is truncated or corrupt, "
-            "for instance copied only in part. Delete it and train again (or resume from an "
-            "older copy); the course's own saves are atomic, so they never leave such a file."
+        return open(source, "rb")
+    except PermissionError as exc:
+        raise PermissionError(
+            f"cannot read {source}: permission denied. The file itself may be fine; make it "
+            "readable for you (e.g. chmod u+r) or ask its owner"
         ) from exc
+    except OSError as exc:
+        raise OSError(f"cannot read {source}: {exc.strerror or exc}") from exc
+
+
+def read_checkpoint(
+    path: str | os.PathLike, map_location: str | torch.device = "cpu"
+) -> dict[str, Any]:
+    """Open a checkpoint with ``weights_only=True`` and check it is one of the course's.
+
+    Raises ``FileNotFoundError`` (missing), ``IsADirectoryError``, ``PermissionError``
+    (unreadable) and :class:`CheckpointError` for a file that is empty, truncated, corrupt, not a
+    checkpoint at all, refused by the safe loader, or not written by the course.
+    """
+    source = Path(path).expanduser()
+    with _opened(source) as handle:
+        head = handle.read(64)
+        handle.seek(0)
+        if not head:
+            raise CheckpointError(
+                f"{source} is empty (0 bytes): a copy or download that stopped before any data "
+                "arrived. Use another copy, or train again into a new checkpoint path"
+            )
+        is_zip, is_pickle = head.startswith(b"PK\x03\x04"), head[:1] == b"\x80"
+        if not (is_zip or is_pickle):
+            raise CheckpointError(
+                f"{source} is not a checkpoint: {_describe_start(head)}, while torch.save writes "
+                "a zip archive. Check the path: pass a file written by save_checkpoint(), train() "
+                "or 'python -m transformer_course train'"
+            )
+        if is_zip:
+            try:
+                names = zipfile.ZipFile(handle).namelist()
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+                raise _damaged(
+                    source, "its end is missing: a zip archive keeps its index last"
+                ) from exc
+            handle.seek(0)
+            if not any(name.endswith("/data.pkl") for name in names):
+                raise CheckpointError(
+                    f"{source} is a zip archive but not one written by torch.save (it holds "
+                    f"{', '.join(names[:3]) or 'nothing'}…); pass a checkpoint written by the course"
+                )
+        try:
+            checkpoint = torch.load(handle, map_location=map_location, weights_only=True)
+        except pickle.UnpicklingError as exc:
+            if "weights only load failed" in str(exc).lower():
+                raise _refused(source, exc) from exc
+            raise _damaged(source, exc) from exc
+        except Exception as exc:  # noqa: BLE001 - a damaged file fails in many different ways
+            raise _damaged(source, exc) from exc
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
         raise CheckpointError(
             f"{source} loads, but it is not a transformer_course checkpoint (no {FORMAT!r} marker); "
             "pass a file written by save_checkpoint() or train()"
         )
+    weights = checkpoint.get("model")
+    if not isinstance(weights, dict) or not all(
+        isinstance(v, torch.Tensor) for v in weights.values()
+    ):
+        raise CheckpointError(
+            f"{source} has the course's marker but no model weights (its 'model' entry is "
+            f"{type(weights).__name__}); it was not written by save_checkpoint(). Use another file"
+        )
+    config = checkpoint.get("model_config")
+    if config is not None and not isinstance(config, dict):
+        raise CheckpointError(
+            f"{source} has a model config that is a {type(config).__name__}, not a dict of "
+            "settings; it was not written by save_checkpoint(). Use another file"
+        )
     return checkpoint
+
+
+def _damaged(source: Path, exc: BaseException | str) -> CheckpointError:
+    """A file that starts like a checkpoint but cannot be read to its end."""
+    text = _ANSI.sub("", str(exc)).strip()
+    reason = text.splitlines()[0] if text else type(exc).__name__
+    return CheckpointError(
+        f"{source} is damaged ({reason}): truncated or corrupt, for instance copied only in part. "
+        "Resume from another copy, or train again into a new checkpoint path; the course's own "
+        "saves are atomic, so they never leave such a file."
+    )
+
+
+def _refused(source: Path, exc: BaseException) -> CheckpointError:
+    torch_message = " ".join(_ANSI.sub("", str(exc)).split())
+    return CheckpointError(
+        f"{source} was refused by the safe loader (torch.load with weights_only=True): it holds "
+        "Python objects other than tensors and plain containers, and loading such objects can run "
+        "code hidden in the file. A checkpoint written by this course never contains them, so the "
+        "file was not written by the course. Do not load it; train a model here instead, or ask "
+        f"whoever sent it for a course checkpoint. PyTorch's message: {torch_message}"
+    )
+
+
+def _kind(class_name: str | None, config: dict[str, Any] | None) -> str | None:
+    """The model class a checkpoint was saved from (older files: guessed from the config)."""
+    if class_name:
+        return class_name
+    if config is None:
+        return None
+    return "EncoderDecoder" if "n_encoder_layers" in config else "GPT"
+
+
+def _check_kind(checkpoint: dict[str, Any], path: Any, model: nn.Module) -> None:
+    saved = _kind(checkpoint.get("model_class"), checkpoint.get("model_config"))
+    current = type(model).__name__
+    if saved is not None and current in ("GPT", "EncoderDecoder") and saved != current:
+        raise CheckpointError(
+            f"{path} holds a {saved} model, not a {current}: build a {saved} from the "
+            f"checkpoint's config ({saved}({saved}Config(**checkpoint['model_config'])) after "
+            f"read_checkpoint(path)) and load into that, or pass a {current} checkpoint"
+        )
+
+
+def _optimizer_mismatch(saved: dict[str, Any], optimizer: torch.optim.Optimizer) -> str | None:
+    groups = saved.get("param_groups") if isinstance(saved, dict) else None
+    if not isinstance(groups, list):
+        return "the stored optimizer state has no parameter groups"
+    stored = [len(g.get("params", [])) for g in groups if isinstance(g, dict)]
+    current = [len(g["params"]) for g in optimizer.param_groups]
+    if stored != current:
+        return (
+            f"the checkpoint's optimizer has {len(stored)} parameter group(s) of {stored} tensors, "
+            f"this one {len(current)} group(s) of {current}"
+        )
+    return None
 
 
 def load_checkpoint(
@@ -170,8 +449,8 @@ def load_checkpoint(
     """Read a checkpoint (``weights_only=True``); if given, fill ``model`` and ``optimizer`` from it.
 
     Returns the checkpoint dict: ``"model"`` (state dict), ``"model_config"``, ``"optimizer"``
-    and whatever metadata was saved. A model whose config differs from the saved one raises
-    :class:`CheckpointError` listing the differences, before any weight is touched.
+    and whatever metadata was saved. Another kind of model, a differing config or an optimizer
+    state that does not fit raises :class:`CheckpointError` saying so, before any weight is touched.
     """
     checkpoint = read_checkpoint(path, map_location=map_location)
     _fill(checkpoint, path, model, optimizer)
@@ -184,8 +463,10 @@ def _fill(
     model: nn.Module | None,
     optimizer: torch.optim.Optimizer | None,
 ) -> None:
-    if model is not None:
-        target = unwrap(model)
+    # Every check comes before the first weight is touched: a refused load leaves all unchanged.
+    target = unwrap(model) if model is not None else None
+    if target is not None:
+        _check_kind(checkpoint, path, target)
         saved, current = checkpoint.get("model_config"), model_config(target)
         if saved is not None and current is not None and saved != current:
             differences = "; ".join(_config_differences(saved, current))
@@ -194,6 +475,20 @@ def _fill(
                 "model from the checkpoint's config (model_from_checkpoint(path), or "
                 "GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
             )
+    if optimizer is not None:
+        if checkpoint.get("optimizer") is None:
+            raise CheckpointError(
+                f"{path} holds no optimizer state; it cannot resume training, only load weights"
+            )
+        mismatch = _optimizer_mismatch(checkpoint["optimizer"], optimizer)
+        if mismatch:
+            raise CheckpointError(
+                f"{path} holds optimizer state that does not fit this optimizer: {mismatch}. It "
+                "was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than "
+                "make_optimizer(model)); resume with the same setup, or start afresh (resume=False, "
+                "--fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
+            )
+    if target is not None:
         try:
             target.load_state_dict(checkpoint["model"])
         except RuntimeError as exc:
@@ -202,11 +497,43 @@ def _fill(
                 "checkpoint was saved for, or train into a new checkpoint path."
             ) from exc
     if optimizer is not None:
-        if checkpoint.get("optimizer") is None:
+        try:
+            optimizer.load_state_dict(checkpoint["optimizer"])
+        except (ValueError, KeyError, RuntimeError, TypeError) as exc:
             raise CheckpointError(
-                f"{path} holds no optimizer state; it cannot resume training, only load weights"
-            )
-        optimizer.load_state_dict(checkpoint["optimizer"])
+                f"{path} holds optimizer state that does not fit this optimizer ({exc}); resume "
+                "with the optimizer it was saved with, or start afresh into a new checkpoint path"
+            ) from exc
+
+
+def _check_tensors_fit(skeleton: nn.Module, weights: dict[str, torch.Tensor], path: Any) -> None:
+    """Compare a meta-device model (no memory) with the tensors in the file, before allocating."""
+    expected = {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
+    found = {name: tuple(t.shape) for name, t in weights.items()}
+    problems = [
+        f"{name}: config gives {list(shape)}, file has {list(found[name])}"
+        for name, shape in expected.items()
+        if name in found and found[name] != shape
+    ]
+    missing = sorted(expected.keys() - found.keys())
+    extra = sorted(found.keys() - expected.keys())
+    if missing:
+        problems.append(f"missing from the file: {', '.join(missing[:4])}")
+    if extra:
+        problems.append(f"not in a model of this config: {', '.join(extra[:4])}")
+    if problems:
+        raise CheckpointError(
+            f"{path} is inconsistent: its stored config does not match the tensors it holds "
+            f"({'; '.join(problems[:4])}). The file was edited or damaged; use another copy"
+        )
+    buffers = sum(
+        b.numel() * b.element_size() for name, b in skeleton.named_buffers() if name not in expected
+    )
+    if buffers > MAX_BUFFER_BYTES:
+        raise CheckpointError(
+            f"{path} stores a config that would need {_megabytes(buffers)} of tables beyond its "
+            "weights (context_length or max_len far too large); the file was edited or damaged"
+        )
 
 
 def model_from_checkpoint(
@@ -214,7 +541,8 @@ def model_from_checkpoint(
 ) -> tuple[nn.Module, dict[str, Any]]:
     """Build a ``model.GPT`` from the config a checkpoint stores, load its weights, return both.
 
-    The model is in eval mode on ``device`` (the CPU by default).
+    The model is in eval mode on ``device`` (the CPU by default). The stored config is checked
+    against the tensors actually in the file before any memory is allocated for the model.
     """
     from .model import (  # imported here: the checkpoint module does not need the model
         GPT,
@@ -222,15 +550,35 @@ def model_from_checkpoint(
     )
 
     checkpoint = read_checkpoint(path)
-    if checkpoint.get("model_config") is None:
+    config = checkpoint.get("model_config")
+    if config is None:
         raise CheckpointError(
             f"{path} stores no model config; build the model yourself and call load_checkpoint(path, model)"
         )
+    kind = _kind(checkpoint.get("model_class"), config)
+    if kind != "GPT":
+        raise CheckpointError(
+            f"{path} holds a {kind} model, not a GPT; model_from_checkpoint builds GPTs only. "
+            f"Build it with {kind}({kind}Config(**checkpoint['model_config'])) and call "
+            "load_checkpoint(path, model)"
+        )
     try:
-        model = GPT(GPTConfig(**checkpoint["model_config"]))
-    except TypeError as exc:
+        gpt_config = GPTConfig(**config)
+    except (TypeError, ValueError) as exc:
         raise CheckpointError(
             f"{path} has a model config this version of the course cannot build: {exc}"
         ) from exc
+    with torch.device("meta"):  # shapes only: a config claiming 10**9 tokens allocates nothing
+        skeleton = GPT(gpt_config)
+    _check_tensors_fit(skeleton, checkpoint["model"], path)
+    del skeleton
+    broken = non_finite_tensors(checkpoint["model"])
+    if broken:  # written by an older version of the course, or edited: it can only generate NaN
+        raise CheckpointError(
+            f"{path} holds weights that are NaN or inf ({', '.join(broken[:3])}): the run that "
+            "wrote it had diverged. Use an earlier checkpoint, or train again with a lower "
+            "learning rate"
+        )
+    model = GPT(gpt_config)
     _fill(checkpoint, path, model, None)
     return model.to(device or "cpu").eval(), checkpoint

@@ -9,8 +9,11 @@ in this order:
    ``~/.cache/transformer_course``; ``$TRANSFORMER_COURSE_DATA`` overrides);
 4. a download from the Hugging Face dataset below, into that folder.
 
-A downloaded or cached corpus must match its SHA-256, and a download is
-written to a temporary file first, so a partial or corrupt file never stays.
+A downloaded or cached corpus, and the file named by the environment variable,
+must match its SHA-256 (:class:`CorpusMismatchError` names the file, both hashes
+and what to do); a download is written to a temporary file first, so a partial or
+corrupt file never stays. A text of your own is passed as ``path`` and is not
+checked.
 """
 
 from __future__ import annotations
@@ -29,15 +32,26 @@ CORPUS_ENV_VAR = "TRANSFORMER_COURSE_CORPUS"
 DATA_DIR_ENV_VAR = "TRANSFORMER_COURSE_DATA"
 CORPUS_FILENAME = "sales_textbook.txt"
 CORPUS_SHA256 = "1994f20f5becd3f0b3d7a632e5a68513cc38cf6c9737a9f38243f1b652e962da"
+CORPUS_BYTES = 460_319
 CORPUS_DATASET = "goendalf666/sales-textbook_for_convincing_and_selling"
 CORPUS_URL = f"https://huggingface.co/datasets/{CORPUS_DATASET}/resolve/main/{CORPUS_FILENAME}"
+
+
+class CorpusMismatchError(ValueError):
+    """A file offered as the course corpus is not it: its SHA-256 differs (01_tokenization)."""
 
 
 def data_dir() -> Path:
     """The folder where the course keeps downloaded data (see the module docstring)."""
     override = os.environ.get(DATA_DIR_ENV_VAR)
     if override:
-        return Path(override).expanduser()
+        folder = Path(override).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(
+                f"${DATA_DIR_ENV_VAR} is {folder}, which is a file, not a folder; point it at a "
+                "folder for the course's data, or unset it"
+            )
+        return folder
     project_data = Path(__file__).resolve().parents[2] / "data"
     if (project_data / "README.md").is_file():  # a clone of the course
         return project_data
@@ -97,8 +111,20 @@ def download_corpus(target: Path | None = None, url: str = CORPUS_URL) -> Path:
     return target
 
 
+def _mismatch(path: Path, actual: str, what_to_do: str) -> CorpusMismatchError:
+    size = path.stat().st_size
+    return CorpusMismatchError(
+        f"{path} is not the course corpus: its SHA-256 is {actual} ({size:,} bytes), expected "
+        f"{CORPUS_SHA256} ({CORPUS_BYTES:,} bytes) — damaged, cut short or another text. {what_to_do}"
+    )
+
+
 def corpus_path(download: bool = True) -> Path:
-    """Where the sales textbook is: the environment variable, the data folder, or a fresh download."""
+    """Where the sales textbook is: the environment variable, the data folder, or a fresh download.
+
+    A file whose SHA-256 is not the corpus's raises :class:`CorpusMismatchError`; a damaged cached
+    copy is replaced by a download when ``download`` is True and the download works.
+    """
     override = os.environ.get(CORPUS_ENV_VAR)
     if override:
         path = Path(override).expanduser()
@@ -107,15 +133,34 @@ def corpus_path(download: bool = True) -> Path:
                 f"${CORPUS_ENV_VAR} points at {path}, which is not a file; "
                 f"fix the variable or unset it to use {data_dir() / CORPUS_FILENAME}"
             )
+        actual = sha256_of(path)
+        if actual != CORPUS_SHA256:
+            raise _mismatch(
+                path,
+                actual,
+                f"${CORPUS_ENV_VAR} must name the course's {CORPUS_FILENAME}: replace the file, or "
+                "unset the variable. To train on a text of your own, pass it as "
+                "load_text(path) (or --text on the command line).",
+            )
         return path
     cached = data_dir() / CORPUS_FILENAME
     if cached.is_file():
-        if sha256_of(cached) == CORPUS_SHA256:
+        actual = sha256_of(cached)
+        if actual == CORPUS_SHA256:
             return cached
         if not download:
-            raise ValueError(
-                f"{cached} is not the course corpus (its SHA-256 differs); delete it to download again"
+            raise _mismatch(
+                cached, actual, "Delete it (the next load_text() downloads it again) or replace it."
             )
+        try:
+            return download_corpus(cached)
+        except ConnectionError as exc:
+            raise _mismatch(
+                cached,
+                actual,
+                "A fresh copy could not be downloaded (offline?): replace the file with the "
+                f"course's {CORPUS_FILENAME}, or delete it and run again online.",
+            ) from exc
     if not download:
         raise FileNotFoundError(_offline_help(cached))
     return download_corpus(cached)

@@ -19,10 +19,15 @@ import tiktoken
 TIKTOKEN_ENV_VAR = "TIKTOKEN_CACHE_DIR"
 
 
+class EncodingUnavailableError(RuntimeError):
+    """tiktoken's BPE ranks are neither cached nor downloadable (01_tokenization): offline data."""
+
+
 def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     """Return the tiktoken encoding ``name`` (``cl100k_base`` is the one of seed 000).
 
-    Offline with no cached copy, raises ``RuntimeError`` naming ``TIKTOKEN_CACHE_DIR``.
+    Offline with no cached copy, raises :class:`EncodingUnavailableError` (a ``RuntimeError``)
+    naming ``TIKTOKEN_CACHE_DIR``.
     """
     if name not in tiktoken.list_encoding_names():
         raise ValueError(f"unknown encoding {name!r}; choose one of {tiktoken.list_encoding_names()}")
@@ -31,10 +36,16 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
 
         # Keep tiktoken's download with the course data instead of a temp folder.
         os.environ[TIKTOKEN_ENV_VAR] = str(data_dir() / "tiktoken_cache")
+    cache = os.environ[TIKTOKEN_ENV_VAR]
+    if os.path.exists(cache) and not os.path.isdir(cache):
+        raise EncodingUnavailableError(
+            f"${TIKTOKEN_ENV_VAR} is {cache}, which is a file, not a folder; point it at the "
+            "folder holding the tiktoken cache, or unset it"
+        )
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:  # requests/urllib errors differ by version; all mean "not available"
-        raise RuntimeError(
+        raise EncodingUnavailableError(
             f"could not load the tiktoken encoding {name!r}: no cached copy in "
             f"{os.environ[TIKTOKEN_ENV_VAR]} and the download failed ({type(exc).__name__}). "
             f"Offline, copy a tiktoken cache folder there or set {TIKTOKEN_ENV_VAR} to one, "

@@ -7,10 +7,14 @@ plus what makes a run trustworthy and pleasant:
 - validation over the *whole* validation split in non-overlapping windows (:func:`evaluate`),
   instead of the seed's 20 random batches of 4 (:func:`sampled_loss`), which are noisy;
 - a progress bar, a loss history, gradient clipping, bf16 autocast on CUDA;
-- checkpoints (see :mod:`transformer_course.checkpoint`): periodic, at the end, and when you
-  interrupt (Ctrl-C / the stop button). Training again with the same ``checkpoint_path``
-  resumes with the same step count, optimizer state and random state, so an interrupted and
-  resumed run equals an uninterrupted one;
+- checkpoints (see :mod:`transformer_course.checkpoint`): periodic (every N steps and every
+  ``checkpoint_seconds`` of training), at the end, and when you interrupt (Ctrl-C, the stop
+  button, SIGTERM from ``kill``/``docker stop``/a scheduler, SIGHUP from a closed terminal).
+  Training again with the same ``checkpoint_path`` resumes with the same step count, optimizer
+  state and random state, so an interrupted and resumed run equals an uninterrupted one;
+- a loss that becomes NaN or inf stops the run with a diagnosis
+  (:func:`transformer_course.numerics.non_finite_loss_message`), and non-finite weights are
+  never written over a good checkpoint; a failed save raises an error that carries the history;
 - ``torch.distributed``: started by ``torchrun``, every process trains on its own batches and
   ``DistributedDataParallel`` averages the gradients.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import threading
 import time
@@ -32,9 +37,17 @@ from torch import distributed as dist
 from torch import nn
 
 from . import data
-from .checkpoint import load_checkpoint, save_checkpoint, unwrap
+from .checkpoint import (
+    CheckpointSaveError,
+    NonFiniteWeightsError,
+    load_checkpoint,
+    non_finite_tensors,
+    save_checkpoint,
+    unwrap,
+)
 from .device import autocast_dtype, pick_device
 from .diagnostics import perplexity, warn_if_initial_loss_off
+from .numerics import NonFiniteLossError, non_finite_loss_message
 
 ON_INTERRUPT = ("return", "raise")
 
@@ -46,7 +59,9 @@ class TrainConfig:
     The defaults are the course's CPU recipe of 11_training (``PRESETS["cpu-demo"]``); the seed's
     own recipe is ``PRESETS["seed"]``. ``min_lr=None`` means ``lr / 10``. ``eval_interval=0``
     evaluates only at the end; ``checkpoint_interval=0`` checkpoints only at the end and on an
-    interrupt. ``device=None`` picks CUDA, MPS or the CPU (see ``device.pick_device``).
+    interrupt. ``checkpoint_seconds`` also checkpoints whenever that much time has passed since
+    the last save (0 = never by time), so a SIGKILL or a power cut loses at most about that much
+    training. ``device=None`` picks CUDA, MPS or the CPU (see ``device.pick_device``).
     """
 
     steps: int = 700
@@ -64,6 +79,7 @@ class TrainConfig:
     autocast: bool = True
     checkpoint_path: str | None = None
     checkpoint_interval: int = 0
+    checkpoint_seconds: float = 60.0
     resume: bool = True
     progress: bool = True
     on_interrupt: str = "return"
@@ -77,6 +93,16 @@ class TrainConfig:
             raise ValueError(f"lr must be a positive number, got {self.lr!r}")
         if self.min_lr is not None and not (0 <= self.min_lr <= self.lr):
             raise ValueError(f"min_lr must lie in [0, lr={self.lr}], got {self.min_lr}")
+        if not (
+            isinstance(self.checkpoint_seconds, (int, float))
+            and not isinstance(self.checkpoint_seconds, bool)
+            and self.checkpoint_seconds >= 0
+            and math.isfinite(self.checkpoint_seconds)
+        ):
+            raise ValueError(
+                "checkpoint_seconds must be a number of seconds ≥ 0 (0 = no time-based saves), "
+                f"got {self.checkpoint_seconds!r}"
+            )
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay must be ≥ 0, got {self.weight_decay}")
         if self.grad_clip is not None and self.grad_clip <= 0:
@@ -209,7 +235,9 @@ class History:
     """What a run recorded: the training loss of every step, the lr, and validation losses.
 
     ``val_step[i]`` is the number of steps done when ``val_loss[i]`` was measured.
-    ``interrupted`` is True when the run stopped early on a KeyboardInterrupt.
+    ``interrupted`` is True when the run stopped early on a KeyboardInterrupt or a signal;
+    ``stopped_by`` then names it ("SIGINT", "SIGTERM", "SIGHUP", or "KeyboardInterrupt" when one
+    was raised in the loop, e.g. by a callback).
     """
 
     train_loss: list[float] = field(default_factory=list)
@@ -219,6 +247,7 @@ class History:
     tokens: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    stopped_by: str = ""
 
     @property
     def steps(self) -> int:
@@ -349,43 +378,67 @@ def sampled_loss(
     return sum(losses) / len(losses)
 
 
+#: The signals that stop a run after its current step, with a checkpoint: Ctrl-C (and Jupyter's
+#: stop button), SIGTERM (kill, timeout, docker stop, batch schedulers, torchrun) and SIGHUP
+#: (a closed terminal). SIGHUP does not exist on Windows.
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 class _InterruptGuard:
-    """Turns Ctrl-C into a request that the loop honours between steps.
+    """Turns Ctrl-C, SIGTERM and SIGHUP into a request that the loop honours between steps.
 
     An interrupt that lands inside ``optimizer.step()`` would leave half-updated weights; with
-    this guard the step finishes, a checkpoint is written, then the loop stops. A second Ctrl-C
+    this guard the step finishes, a checkpoint is written, then the loop stops. A second signal
     interrupts at once (no checkpoint). Only the main thread can install signal handlers; in other
     threads the guard does nothing and a KeyboardInterrupt arrives wherever it arrives.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, announce: bool = True) -> None:
         self.requested = False
         self.forced = False
-        self._previous: Any = None
-        self._installed = False
+        self.signal_name = ""
+        self.announce = announce
+        self._previous: dict[int, Any] = {}
 
     def _handler(self, signum, frame) -> None:  # noqa: ARG002 - signal handler signature
         if self.requested:
             self.forced = True
-            signal.signal(signal.SIGINT, self._previous or signal.default_int_handler)
+            self._restore()
             raise KeyboardInterrupt
         self.requested = True
+        self.signal_name = signal.Signals(signum).name
+        if self.announce:
+            # os.write, not print: a handler may run in the middle of another write to stderr.
+            with contextlib.suppress(OSError):
+                os.write(
+                    2,
+                    f"\n{self.signal_name}: stopping after this step and saving a checkpoint "
+                    "(a second Ctrl-C stops at once, without saving)\n".encode(),
+                )
+
+    def _restore(self) -> None:
+        for signum, previous in self._previous.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(
+                    signum,
+                    previous
+                    if previous is not None
+                    else (signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL),
+                )
+        self._previous = {}
 
     def __enter__(self) -> _InterruptGuard:
         if threading.current_thread() is threading.main_thread():
-            try:
-                self._previous = signal.signal(signal.SIGINT, self._handler)
-                self._installed = True
-            except (ValueError, OSError):  # e.g. an embedded interpreter without signals
-                self._installed = False
+            for signum in STOP_SIGNALS:
+                # ValueError/OSError: e.g. an embedded interpreter without signals
+                with contextlib.suppress(ValueError, OSError):
+                    self._previous[signum] = signal.signal(signum, self._handler)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._installed:
-            signal.signal(
-                signal.SIGINT,
-                self._previous if self._previous is not None else signal.default_int_handler,
-            )
+        self._restore()
 
 
 def _rng_state(generator: torch.Generator, device: torch.device) -> dict[str, Any]:
@@ -411,15 +464,15 @@ def _gather(obj: Any, distributed: bool, world: int) -> list[Any]:
     return out
 
 
-def _stop_requested(requested: bool, distributed: bool, device: torch.device) -> bool:
-    """Whether to stop after this step. Under DDP the processes agree first: Ctrl-C reaches them
-    at slightly different moments, and one that stopped alone would leave the others waiting
-    for it in the next gradient all-reduce."""
+def _agree(stop: bool, save: bool, distributed: bool, device: torch.device) -> tuple[bool, bool]:
+    """Whether to stop, and whether to save, after this step. Under DDP the processes agree first:
+    a signal reaches them at slightly different moments and their clocks differ, and one that
+    stopped or saved alone would leave the others waiting for it in the next collective call."""
     if not distributed:
-        return requested
-    flag = torch.tensor([1.0 if requested else 0.0], device=device)  # (1,)
-    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-    return bool(flag.item())
+        return stop, save
+    flags = torch.tensor([float(stop), float(save)], device=device)  # (2,)
+    dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+    return bool(flags[0].item()), bool(flags[1].item())
 
 
 def _check_fits(model: nn.Module, config: TrainConfig, streams: dict[str, torch.Tensor]) -> None:
@@ -467,8 +520,14 @@ def train(
     history)`` runs after every step; raising KeyboardInterrupt there is how 11_training
     simulates pressing stop.
 
-    On an interrupt the run stops after the current step, writes the checkpoint, and returns the
-    history with ``interrupted=True`` (``on_interrupt="return"``) or re-raises (``"raise"``).
+    On an interrupt (Ctrl-C, SIGTERM, SIGHUP) the run stops after the current step, writes the
+    checkpoint, and returns the history with ``interrupted=True`` (``on_interrupt="return"``) or
+    re-raises (``"raise"``). A checkpoint is also written every ``checkpoint_seconds``.
+
+    A loss that becomes NaN or inf raises ``numerics.NonFiniteLossError`` (step, learning rate,
+    dtype, likely cause); a failed save raises ``checkpoint.CheckpointSaveError``; weights that
+    are not finite raise ``checkpoint.NonFiniteWeightsError`` rather than being saved. Each
+    carries the run's History as ``.history``, and no earlier checkpoint is overwritten.
     """
     config = config or TrainConfig()
     if not isinstance(config, TrainConfig):
@@ -501,6 +560,11 @@ def train(
         if len(states) == world:
             _set_rng_state(states[rank], generator, device)
         history.interrupted = False
+        history.stopped_by = ""
+    weights_finite_at_start = not non_finite_tensors(raw.state_dict())
+    compute_dtype = (autocast_dtype(device) if config.autocast else None) or next(
+        raw.parameters()
+    ).dtype
 
     def checkpoint() -> None:
         states = _gather(_rng_state(generator, device), distributed, world)
@@ -545,14 +609,47 @@ def train(
     pending: list[torch.Tensor] = []
 
     def flush() -> None:
-        if pending:
-            history.train_loss.extend(torch.stack(pending).float().cpu().tolist())
-            pending.clear()
+        """Move the pending losses into the history (one device sync per call, not per step),
+        and stop with a diagnosis at the first one that is not finite."""
+        if not pending:
+            return
+        first = len(history.train_loss)
+        history.train_loss.extend(torch.stack(pending).float().cpu().tolist())
+        pending.clear()
+        bad = next(
+            (i for i in range(first, len(history.train_loss)) if not math.isfinite(history.train_loss[i])),
+            None,
+        )
+        if distributed:  # every process stops at the same flush, or the others would wait forever
+            flag = torch.tensor([0.0 if bad is None else 1.0], device=device)  # (1,)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+            if bad is None and flag.item() > 0:
+                bad = len(history.train_loss) - 1
+        if bad is None:
+            return
+        # Keep the history up to the step that broke: what came after it is NaN anyway.
+        dropped = len(history.train_loss) - (bad + 1)
+        del history.train_loss[bad + 1 :]
+        del history.lr[bad + 1 :]
+        history.tokens -= dropped * tokens_per_step
+        loss_value = history.train_loss[bad]
+        raise NonFiniteLossError(
+            non_finite_loss_message(
+                step=bad + 1,
+                lr=history.lr[bad],
+                dtype=compute_dtype,
+                loss=loss_value if not math.isfinite(loss_value) else float("nan"),
+                recent_losses=history.train_loss[max(0, bad - 200) : bad],
+                weights_finite_at_start=weights_finite_at_start,
+            ),
+            step=bad + 1,
+        )
 
     tokens_per_step = config.batch_size * config.context_length * world
     started = time.perf_counter()
+    last_save = time.monotonic()
     updating = False
-    guard = _InterruptGuard()
+    guard = _InterruptGuard(announce=rank == 0)
     try:
         with guard:
             step = history.steps
@@ -610,13 +707,23 @@ def train(
                 if callback is not None:
                     flush()
                     callback(step, history)
+                stop, save_due = _agree(
+                    guard.requested,
+                    checkpoint_path is not None
+                    and config.checkpoint_seconds > 0
+                    and time.monotonic() - last_save >= config.checkpoint_seconds,
+                    distributed,
+                    device,
+                )
                 if checkpoint_path is not None and (
                     step == config.steps
                     or (config.checkpoint_interval and step % config.checkpoint_interval == 0)
+                    or save_due
                 ):
                     flush()
                     checkpoint()
-                if _stop_requested(guard.requested, distributed, device):
+                    last_save = time.monotonic()
+                if stop:
                     raise KeyboardInterrupt
     except KeyboardInterrupt:
         history.seconds += time.perf_counter() - started
@@ -626,13 +733,25 @@ def train(
             # A second Ctrl-C can land anywhere, even inside optimizer.step() with the weights
             # half-updated: keep the last good checkpoint rather than overwrite it.
             raise
-        flush()
         history.interrupted = True
-        if checkpoint_path is not None:
-            checkpoint()
+        history.stopped_by = guard.signal_name or "KeyboardInterrupt"
+        try:
+            flush()
+            if checkpoint_path is not None:
+                checkpoint()
+        except (NonFiniteLossError, NonFiniteWeightsError, CheckpointSaveError) as exc:
+            exc.history = history
+            raise
         if config.on_interrupt == "raise":
             raise
         return history
+    except (NonFiniteLossError, NonFiniteWeightsError, CheckpointSaveError) as exc:
+        # The run cannot go on, but its loss curve is kept: the error carries it.
+        history.seconds += time.perf_counter() - started
+        if bar is not None:
+            bar.close()
+        exc.history = history
+        raise
     history.seconds += time.perf_counter() - started
     if bar is not None:
         bar.close()
