@@ -81,6 +81,16 @@ def test_environment_checks_table():
     assert (table.loc[table["check"] == "PyTorch", "status"] == "ok").all()
 
 
+def test_environment_checks_name_a_damaged_corpus(tmp_path, monkeypatch):
+    wrong = tmp_path / "sales_textbook.txt"
+    wrong.write_text("not the textbook", encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_COURSE_CORPUS", str(wrong))
+    table = notebook.environment_checks()
+    row = table[table["check"] == "corpus (sales textbook)"].iloc[0]
+    assert row["status"] == "MISSING" and "SHA-256" in row["detail"]
+    assert str(wrong) in row["if not ok"]
+
+
 def test_feedback_says_right_wrong_or_unanswered(capsys):
     feedback = check_value(..., 3, "yes", "no")
     assert not feedback and "Not answered yet" in repr(feedback)

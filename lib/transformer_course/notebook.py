@@ -102,11 +102,13 @@ def environment_checks():
     except ImportError:
         add("ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'")
 
-    from .data import CORPUS_ENV_VAR, CORPUS_FILENAME, corpus_path
+    from .data import CORPUS_ENV_VAR, CORPUS_FILENAME, CorpusMismatchError, corpus_path
 
     try:
         path = corpus_path(download=False)
         add("corpus (sales textbook)", True, f"{path.name}, {path.stat().st_size:,} bytes", "")
+    except CorpusMismatchError as exc:  # there, but not the course's file: say so, not "missing"
+        add("corpus (sales textbook)", False, "damaged or a different file (SHA-256 differs)", str(exc))
     except (FileNotFoundError, ValueError):
         add(
             "corpus (sales textbook)",
