@@ -53,7 +53,7 @@ def test_sinusoidal_row_zero_alternates_zero_one():
     [
         ({"context_length": 4, "d_model": 7}, ValueError, "d_model must be even"),
         ({"context_length": 0, "d_model": 8}, ValueError, "context_length must be at least 1"),
-        ({"context_length": 4, "d_model": 8, "base": 1.0}, ValueError, "base must be greater than 1"),
+        ({"context_length": 4, "d_model": 8, "base": 1.0}, ValueError, "base must be a finite number greater than 1"),
         ({"context_length": 4.0, "d_model": 8}, TypeError, "context_length must be an int"),
     ],
 )

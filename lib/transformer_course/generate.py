@@ -140,6 +140,9 @@ def filter_logits(
             "temperature=0 means greedy decoding: take logits.argmax(-1) instead of filtering"
         )
     scaled = logits / temperature  # (..., V)
+    if not torch.isfinite(scaled[torch.isfinite(logits)]).all():
+        # τ so small that the division overflows (1e-45): shift first, the softmax is the same.
+        scaled = (logits - logits.amax(dim=-1, keepdim=True)) / temperature  # (..., V) max is 0
     if top_k is not None and top_k < scaled.shape[-1]:
         kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest logit
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))  # (..., V)
@@ -206,6 +209,11 @@ def generate(
         step = _NextLogits(model, use_cache)
         for _ in range(max_new_tokens):
             logits = step(out)  # (B, V)
+            if torch.isnan(logits).any():
+                raise ValueError(
+                    "the model's logits are NaN: its weights are not finite (a training run that "
+                    "diverged?); load an earlier checkpoint or train again with a lower learning rate"
+                )
             if temperature == 0:
                 token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
             else:

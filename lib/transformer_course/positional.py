@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 
@@ -19,8 +21,8 @@ def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0
     PE(pos, 2i+1) = cos(pos / base^(2i/C)). Returns [T, C] (float32)."""
     _check_size("context_length", context_length)
     _check_size("d_model", d_model, even=True)
-    if base <= 1.0:
-        raise ValueError(f"base must be greater than 1, got {base}")
+    if not (math.isfinite(base) and base > 1.0):
+        raise ValueError(f"base must be a finite number greater than 1, got {base}")
     positions = torch.arange(context_length, dtype=torch.float64)[:, None]  # (T, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (C/2,)
     angles = positions / base ** (two_i / d_model)  # (T, C/2)
@@ -38,8 +40,8 @@ def rope_angles(
     ``positions`` is [T]; returns [T, D/2] in float64 so that long contexts keep precision.
     """
     _check_size("head_dim", head_dim, even=True)
-    if base <= 1.0:
-        raise ValueError(f"base must be greater than 1, got {base}")
+    if not (math.isfinite(base) and base > 1.0):
+        raise ValueError(f"base must be a finite number greater than 1, got {base}")
     inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)  # (D/2,)
     return positions.to(torch.float64)[:, None] * inv_freq.to(positions.device)  # (T, D/2)
 

@@ -39,7 +39,7 @@ def make_codec(
     compact vocabulary cannot represent."""
 
     def encode(text: str) -> list[int]:
-        ids = encoding.encode(text)
+        ids = encoding.encode(text, disallowed_special=())  # "<|endoftext|>" typed is plain text
         if vocabulary is None:
             return ids
         return vocabulary.encode(ids).tolist() if ids else []
@@ -166,6 +166,9 @@ def continue_text(
     )
     if not isinstance(prompt, str) or not prompt.strip():
         empty.error = "The prompt is empty: type a few words for the model to continue."
+        return empty
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        empty.error = f"Cannot generate with these settings: seed must be a whole number, got {seed!r}"
         return empty
     try:
         prompt_ids = encode(prompt)

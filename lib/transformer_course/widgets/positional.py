@@ -29,6 +29,8 @@ def check_knobs(context_length: int, d_model: int, base: float, dimension: int) 
         )
     if not base > 1.0:
         return f"base must be greater than 1 (got {base}); with base ≤ 1 no dimension gets a longer wave."
+    if isinstance(dimension, bool) or not isinstance(dimension, int):
+        return f"dimension must be a whole number, a column index (got {dimension!r})."
     if not 0 <= dimension < d_model:
         return f"dimension must be between 0 and d_model − 1 = {d_model - 1} (got {dimension})."
     return None
@@ -50,7 +52,7 @@ def positional_view(context_length: int = 16, d_model: int = 64, base: float = 1
         table, ax=left, cmap="viridis", vmin=-1, vmax=1, xlabel="dimension", ylabel="position",
         title=f"sinusoidal encoding, T={context_length}, d_model={d_model}", max_ticks=8,
     )
-    left.axvline(dimension, color="red", linewidth=1)
+    left.axvline(dimension + 0.5, color="red", linewidth=1)  # the column's centre (seaborn cells)
     fine = torch.linspace(0, max(context_length - 1, 1), 400, dtype=torch.float64)  # (400,)
     angle = fine / base ** (2 * (dimension // 2) / d_model)  # (400,)
     wave = torch.sin(angle) if dimension % 2 == 0 else torch.cos(angle)  # (400,)
