@@ -8,6 +8,7 @@
 #                        environment, .venv-widgets7
 # and for authors:
 #   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
+#   make images          redraw every diagram into images/ and refresh each notebook's roadmap cell
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -23,7 +24,7 @@ BIN7 := $(VENV7)/bin
 # Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
 WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 api-reference lint env clean-env
+.PHONY: lab test test-lib test-browser test-widgets7 api-reference images lint env clean-env
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +68,9 @@ test-widgets7: $(BIN7)/.installed
 
 api-reference: $(BIN)/.installed
 	$(BIN)/python tools/api_reference.py
+
+images: $(BIN)/.installed
+	$(BIN)/python tools/images.py
 
 clean-env:
 	rm -rf $(VENV) $(VENV7)

@@ -1,0 +1,123 @@
+"""Draw every course diagram into images/ and refresh the roadmap cell of every notebook.
+
+    python tools/images.py            # what `make images` runs
+    python tools/images.py --check    # change nothing; exit 1 and list what is missing or stale
+
+Idempotent: a second run changes no byte. Diagrams come from ``transformer_course.diagrams``
+(SVG + PNG, byte-stable). Each notebook gets one markdown cell right after its header that
+shows ``images/roadmap_NN.png`` by absolute URL (why: see the DESIGN note of
+``transformer_course/diagrams.py``). The cell is found by its first line, the marker
+:data:`MARKER` (a tag would not survive ``tools/nbtool.py``'s percent-script round trip), updated
+in place when it differs, inserted when missing; no other cell, id or output is touched, and no
+kernel is started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "lib"))
+from transformer_course.diagrams import NOTEBOOKS, all_diagrams, image_url  # noqa: E402
+from transformer_course.diagrams_base import render  # noqa: E402
+
+IMAGES = REPO / "images"
+NOTEBOOK_DIR = REPO / "notebooks"
+MARKER = "<!-- roadmap: drawn by tools/images.py (make images); edits here are overwritten -->"
+ROADMAP_ID = "roadmap"
+FORMATS = ("svg", "png")
+
+
+def notebook_number(path: Path) -> str:
+    """``notebooks/04_qkv.ipynb`` -> ``"04"``; ``02b_word2vec`` -> ``"02b"``."""
+    number = path.stem.split("_", 1)[0]
+    if number not in NOTEBOOKS:
+        raise ValueError(
+            f"{path.name}: notebook number {number!r} is not in diagrams.NOTEBOOKS; add it there"
+        )
+    return number
+
+
+def roadmap_source(number: str) -> str:
+    """The markdown of notebook ``number``'s roadmap cell."""
+    if number == "00":
+        lead = (
+            "**The course on one page.** Every box is a step of the tiny GPT this course builds; its "
+            "badge names the notebook that builds it, and the blue labels are the tensor shapes."
+        )
+        alt = "Course map: the tiny GPT end to end, each stage labelled with its notebook"
+    else:
+        lead = (
+            f"**You are here:** the stages of notebook {number} are highlighted in orange on the "
+            "course map ([00 · Setup](00_setup.ipynb) shows the whole map)."
+        )
+        alt = f"Course map: you are here, {number} · {NOTEBOOKS[number]}"
+    return f"{MARKER}\n{lead}\n\n![{alt}]({image_url(f'roadmap_{number}.png')})"
+
+
+def is_roadmap(cell) -> bool:
+    return cell.cell_type == "markdown" and cell.source.startswith(MARKER)
+
+
+def refresh_roadmap(nb, number: str) -> bool:
+    """Put the current roadmap cell right after the header; True when ``nb`` changed."""
+    source = roadmap_source(number)
+    found = [i for i, cell in enumerate(nb.cells) if is_roadmap(cell)]
+    if found == [1] and nb.cells[1].source == source:
+        return False
+    for i in reversed(found):
+        del nb.cells[i]
+    cell = nbformat.v4.new_markdown_cell(source)
+    taken = {c.get("id") for c in nb.cells}
+    cell.id = (
+        ROADMAP_ID
+        if ROADMAP_ID not in taken
+        else next(f"{ROADMAP_ID}-{i}" for i in range(2, 99) if f"{ROADMAP_ID}-{i}" not in taken)
+    )
+    nb.cells.insert(1, cell)
+    return True
+
+
+def diagram_files() -> dict[str, bytes]:
+    """Every file images/ must hold, name -> bytes."""
+    files = {}
+    for stem, draw in all_diagrams().items():
+        fig = draw()
+        for fmt in FORMATS:
+            files[f"{stem}.{fmt}"] = render(fig, fmt)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; fail when something is stale"
+    )
+    args = parser.parse_args(argv)
+    stale = []
+    IMAGES.mkdir(exist_ok=True)
+    for name, data in diagram_files().items():
+        path = IMAGES / name
+        if not path.exists() or path.read_bytes() != data:
+            stale.append(f"images/{name}")
+            if not args.check:
+                path.write_bytes(data)
+    for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        if refresh_roadmap(nb, notebook_number(path)):
+            stale.append(f"notebooks/{path.name} (roadmap cell)")
+            if not args.check:
+                nbformat.write(nb, path)
+    verb = "stale" if args.check else "updated"
+    print(f"{len(stale)} {verb}" + "".join(f"\n  {s}" for s in stale))
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
