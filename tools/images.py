@@ -29,6 +29,7 @@ IMAGES = REPO / "images"
 NOTEBOOK_DIR = REPO / "notebooks"
 MARKER = "<!-- roadmap: drawn by tools/images.py (make images); edits here are overwritten -->"
 ROADMAP_ID = "roadmap"
+ROADMAP_WIDTH = 640  # pixels shown; 00 also draws the map full size in a cell output
 FORMATS = ("svg", "png")
 
 
@@ -56,7 +57,11 @@ def roadmap_source(number: str) -> str:
             "course map ([00 · Setup](00_setup.ipynb) shows the whole map)."
         )
         alt = f"Course map: you are here, {number} · {NOTEBOOKS[number]}"
-    return f"{MARKER}\n{lead}\n\n![{alt}]({image_url(f'roadmap_{number}.png')})"
+    # An <img> rather than ![](): the map is 1250 px wide, and a width keeps it to a glance
+    # (JupyterLab, Colab and GitHub's preview all keep the attribute).
+    src = image_url(f"roadmap_{number}.png")
+    return f'{MARKER}\n{lead}\n\n<img src="{src}" alt="{alt}" width="{ROADMAP_WIDTH}">'
+
 
 
 def is_roadmap(cell) -> bool:

@@ -15,20 +15,24 @@ comparisons are hard to keep readable) and its output would differ between its r
 *Numbers.* Every shape comes from :data:`COURSE` (B=4, T=16, C=64, H=4, D=16, 8 blocks,
 V = 3,771 compact or 100,070 full), the numbers the notebooks print.
 
-*How notebooks show the roadmap.* A markdown cell near the top holds
-``![…](https://raw.githubusercontent.com/<owner>/<repo>/main/images/roadmap_NN.png)``, an
-absolute URL built from the one ``REPOSITORY`` constant (:func:`image_url`). Why not the others:
+*How notebooks show the roadmap.* A markdown cell right after the header holds
+``<img src="https://raw.githubusercontent.com/<owner>/<repo>/main/images/roadmap_NN.png" width="640">``,
+an absolute URL built from the one ``REPOSITORY`` constant (:func:`image_url`); ``tools/images.py``
+writes it. Why not the others:
 
 - a relative ``images/…`` path does not load in Colab (a notebook opened from GitHub is alone);
-- a markdown *attachment* is not shown by GitHub's notebook preview (jupyter/notebook#4853)
-  and is dropped by ``tools/nbtool.py``'s percent-script round trip that authors edit with;
+- a markdown *attachment* has long not been shown by GitHub's notebook preview
+  (jupyter/notebook#4853), and ``tools/nbtool.py``'s percent-script round trip, which authors
+  edit with, drops it;
 - a code-cell *output* needs a kernel run of every notebook to refresh, and shifts the
   execution counts that strict nbval and the anatomy test check.
 
 The URL survives every editing route, needs no kernel, renders in JupyterLab, Colab and GitHub
-(PNG: GitHub's preview does not show SVG images in notebooks), and the browser test answers it
-from the local ``images/`` folder. Offline, JupyterLab shows the alt text, which names the
-notebook's stage. The price: a branch shows ``main``'s picture until it is merged.
+(PNG: SVG from raw.githubusercontent.com has not always rendered in GitHub's notebook preview),
+and the browser test answers it from the local ``images/`` folder. Offline, JupyterLab shows the
+alt text, which names the notebook's stage. The price: a branch shows ``main``'s picture until
+it is merged. A notebook's *topic* diagrams are cell outputs of :func:`show` instead (drawn by
+the kernel the notebook runs anyway), so they also render offline.
 """
 
 from __future__ import annotations
