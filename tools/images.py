@@ -30,6 +30,28 @@ NOTEBOOK_DIR = REPO / "notebooks"
 MARKER = "<!-- roadmap: drawn by tools/images.py (make images); edits here are overwritten -->"
 ROADMAP_ID = "roadmap"
 ROADMAP_WIDTH = 640  # pixels shown; 00 also draws the map full size in a cell output
+TOPIC_WIDTH = 900
+#: The diagrams each notebook's topic needs, shown under its roadmap (04 and 00 draw theirs in
+#: cell outputs, next to the prose that explains them).
+TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "05": (("attention_formula", "the attention formula, every symbol with its shape"),),
+    "06": (("attention_formula", "the attention formula: M is this notebook's mask"),),
+    "07": (
+        (
+            "attention_formula",
+            "the attention formula: softmax turns each row of scores into weights",
+        ),
+    ),
+    "08": (
+        (
+            "multi_head_attention",
+            "multi-head attention step by step: this notebook does @V, concatenate, W_O",
+        ),
+    ),
+    "09": (("block_pre_post_norm", "one Transformer block, pre-norm beside post-norm"),),
+    "13": (("llama_vs_classic", "the classic block beside the LLaMA-style block"),),
+    "14": (("encoder_decoder", "the encoder-decoder with cross-attention"),),
+}
 FORMATS = ("svg", "png")
 
 
@@ -60,8 +82,13 @@ def roadmap_source(number: str) -> str:
     # An <img> rather than ![](): the map is 1250 px wide, and a width keeps it to a glance
     # (JupyterLab, Colab and GitHub's preview all keep the attribute).
     src = image_url(f"roadmap_{number}.png")
-    return f'{MARKER}\n{lead}\n\n<img src="{src}" alt="{alt}" width="{ROADMAP_WIDTH}">'
-
+    parts = [f'{MARKER}\n{lead}\n\n<img src="{src}" alt="{alt}" width="{ROADMAP_WIDTH}">']
+    for stem, caption in TOPIC_DIAGRAMS.get(number, ()):
+        topic = image_url(f"{stem}.png")
+        parts.append(
+            f'**This notebook\'s diagram:** {caption}.\n\n<img src="{topic}" alt="{caption}" width="{TOPIC_WIDTH}">'
+        )
+    return "\n\n".join(parts)
 
 
 def is_roadmap(cell) -> bool:
