@@ -53,6 +53,8 @@ TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
     "14": (("encoder_decoder", "the encoder-decoder with cross-attention"),),
 }
 FORMATS = ("svg", "png")
+#: Roadmaps are only ever shown as PNG (in notebooks); an SVG of each would add ~3 MB to the repository.
+ROADMAP_FORMATS = ("png",)
 
 
 def notebook_number(path: Path) -> str:
@@ -119,7 +121,7 @@ def diagram_files() -> dict[str, bytes]:
     files = {}
     for stem, draw in all_diagrams().items():
         fig = draw()
-        for fmt in FORMATS:
+        for fmt in ROADMAP_FORMATS if stem.startswith("roadmap_") else FORMATS:
             files[f"{stem}.{fmt}"] = render(fig, fmt)
     return files
 

@@ -22,7 +22,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 STYLE = {
     "font.family": "DejaVu Sans",
     "mathtext.fontset": "dejavusans",
-    "svg.fonttype": "none",
+    "svg.fonttype": "path",  # text as glyph outlines: the SVG looks the same on every viewer
     "svg.hashsalt": "transformer-course",
     "path.sketch": None,
     "figure.dpi": 100,
