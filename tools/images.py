@@ -4,8 +4,9 @@
     python tools/images.py --check    # change nothing; exit 1 and list what is missing or stale
 
 Idempotent: a second run changes no byte. Diagrams come from ``transformer_course.diagrams``
-(SVG + PNG, byte-stable). Each notebook gets one markdown cell right after its header that
-shows ``images/roadmap_NN.png`` by absolute URL (why: see the DESIGN note of
+(SVG + PNG for the six diagrams, PNG for the roadmaps; byte-stable). Each notebook gets one
+markdown cell right after its header that shows ``images/roadmap_NN.png`` (and its topic's
+diagram, :data:`TOPIC_DIAGRAMS`) by absolute URL (why: see the DESIGN note of
 ``transformer_course/diagrams.py``). The cell is found by its first line, the marker
 :data:`MARKER` (a tag would not survive ``tools/nbtool.py``'s percent-script round trip), updated
 in place when it differs, inserted when missing; no other cell, id or output is touched, and no
