@@ -100,17 +100,10 @@ def _projections(ax, n: CourseNumbers, xs: tuple[float, float, float]) -> list[B
     return heads
 
 
-def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
-    """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
-    headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
-    concatenate, W_O."""
-    n = numbers
-    fig, ax = canvas(13.0, 12.2)
-    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
-    q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
+def _score_chain(ax, x: float, n: CourseNumbers, q: Box, k: Box) -> Box:
+    """QKᵀ → scale → mask → softmax, fed by the Q and K heads; returns the softmax box."""
     heads = n.shape("B", "H", "T", "D")
     square = n.shape("B", "H", "T", "T")
-    x = 4.45
     steps = [
         ("05", "scores = Q Kᵀ\n(every query · every key)", PALETTE["attention"], square),
         ("05", f"scale: ÷ √D = ÷ {int(n.D**0.5)}", PALETTE["attention"], square),
@@ -127,6 +120,21 @@ def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
     arrow(ax, k.bottom, (drawn[0].x + 0.8, drawn[0].top[1]), heads + " → Kᵀ", side="right")
     for (a, b), (_, _, _, shape) in zip(zip(drawn, drawn[1:]), steps, strict=False):
         arrow(ax, a.bottom, b.top, shape)
+    return drawn[-1]
+
+
+def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
+    """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
+    headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
+    concatenate, W_O."""
+    n = numbers
+    fig, ax = canvas(13.0, 12.2)
+    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
+    q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
+    heads = n.shape("B", "H", "T", "D")
+    square = n.shape("B", "H", "T", "T")
+    x = 4.45
+    softmax_box = _score_chain(ax, x, n, q, k)
     _mask_icon(ax, x + 1.95, 4.95)
     weighted = box(
         ax,
@@ -141,7 +149,7 @@ def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
     _badge(ax, weighted, "08")
     arrow(
         ax,
-        drawn[-1].bottom,
+        softmax_box.bottom,
         (weighted.x - 1.0, weighted.top[1]),
         "weights " + square,
         side="left",
@@ -248,47 +256,40 @@ def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
     out, _, soft, q, kt, _, root, _, mask, _, v = b
     hs = n.shape("B", "H", "T", "D")
     scores = n.shape("B", "H", "T", "T")
-    _annotate(
-        ax,
-        out,
-        f"result {hs};\nheads concatenated:\n{n.shape('B', 'T', 'C')}",
-        (2.3, 5.2),
-        above=True,
-    )
-    _annotate(
-        ax,
-        q,
-        f"Q: queries {hs}\n= x W_Q, split into heads;\nQ Kᵀ = scores {scores}",
-        (6.2, 5.2),
-        above=True,
-    )
-    _annotate(
-        ax,
-        root,
-        f"d_k = D = C / H = {n.D}\n√d_k = {int(n.D**0.5)} (a constant > 1)",
-        (10.3, 5.2),
-        above=True,
-    )
-    _annotate(ax, v, f"V: values\n{hs}", (12.9, 5.2), above=True)
-    _annotate(
-        ax,
-        kt,
-        f"Kᵀ: keys {hs},\nlast two axes swapped:\n(B, H, D, T) = {n.shape('B', 'H', 'D', 'T')}",
-        (7.6, 2.4),
-        above=False,
-    )
-    _annotate(
-        ax,
-        mask,
-        f"M: causal mask (T, T) = ({n.T}, {n.T})\n0 on/below the diagonal, −∞ above",
-        (11.3, 2.4),
-        above=False,
-    )
-    _annotate(
-        ax,
-        soft,
-        "softmax over the last axis:\nevery row of the (B, H, T, T)\nweights sums to 1",
-        (3.5, 1.0),
-        above=False,
-    )
+    labels = [  # (symbol, text, where the label sits, above the formula?)
+        (out, f"result {hs};\nheads concatenated:\n{n.shape('B', 'T', 'C')}", (2.3, 5.2), True),
+        (
+            q,
+            f"Q: queries {hs}\n= x W_Q, split into heads;\nQ Kᵀ = scores {scores}",
+            (6.2, 5.2),
+            True,
+        ),
+        (
+            root,
+            f"d_k = D = C / H = {n.D}\n√d_k = {int(n.D**0.5)} (a constant > 1)",
+            (10.3, 5.2),
+            True,
+        ),
+        (v, f"V: values\n{hs}", (12.9, 5.2), True),
+        (
+            kt,
+            f"Kᵀ: keys {hs},\nlast two axes swapped:\n(B, H, D, T) = {n.shape('B', 'H', 'D', 'T')}",
+            (7.6, 2.4),
+            False,
+        ),
+        (
+            mask,
+            f"M: causal mask (T, T) = ({n.T}, {n.T})\n0 on/below the diagonal, −∞ above",
+            (11.3, 2.4),
+            False,
+        ),
+        (
+            soft,
+            "softmax over the last axis:\nevery row of the (B, H, T, T)\nweights sums to 1",
+            (3.5, 1.0),
+            False,
+        ),
+    ]
+    for symbol, text, at, above in labels:
+        _annotate(ax, symbol, text, at, above=above)
     return fig

@@ -118,13 +118,9 @@ def block_norms(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
-def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
-    """(f) The classic block of the course beside the LLaMA-style block of 13 (RoPE, RMSNorm,
-    SwiGLU, grouped-query attention with 2 K/V heads for 4 query heads)."""
-    n = numbers
+def _classic_steps(n: CourseNumbers) -> list[Step]:
     shape = n.shape("B", "T", "C")
-    swiglu_hidden = -(-8 * n.C // 3)
-    classic = [
+    return [
         Step("out", f"x + sinusoidal positions {shape}", PALETTE["embed"], 0.5, shape),
         Step("branch"),
         Step("box", "LayerNorm (mean and variance)", PALETTE["norm"], 0.5, shape),
@@ -142,7 +138,12 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
         Step("add", label=shape),
         Step("out", f"out {shape}", PALETTE["data"], 0.5),
     ]
-    llama = [
+
+
+def _llama_steps(n: CourseNumbers) -> list[Step]:
+    shape = n.shape("B", "T", "C")
+    swiglu_hidden = -(-8 * n.C // 3)  # ⌈8C/3⌉, GPTConfig's default for SwiGLU
+    return [
         Step("out", f"x (no position table) {shape}", PALETTE["embed"], 0.5, shape),
         Step("branch"),
         Step("box", "RMSNorm (root mean square only)", PALETTE["modern"], 0.5, shape),
@@ -166,11 +167,16 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
         Step("add", label=shape),
         Step("out", f"out {shape}", PALETTE["data"], 0.5),
     ]
+
+
+def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
+    """(f) The classic block of the course beside the LLaMA-style block of 13 (RoPE, RMSNorm,
+    SwiGLU, grouped-query attention with 2 K/V heads for 4 query heads)."""
     fig, ax = canvas(13.0, 10.4)
     title(ax, 6.5, 10.0, "The classic block beside a LLaMA-style block (notebook 13)")
     for x, steps, heading in (
-        (3.5, classic, "classic (GPT-2 style, notebooks 09–12)"),
-        (9.7, llama, "LLaMA style (notebook 13)"),
+        (3.5, _classic_steps(numbers), "classic (GPT-2 style, notebooks 09–12)"),
+        (9.7, _llama_steps(numbers), "LLaMA style (notebook 13)"),
     ):
         note(ax, x - 0.4, 9.4, heading, ha="center", style="normal", fontsize=12, fontweight="bold")
         stack(ax, x + 0.15, 8.95, steps, width=3.9)
@@ -226,22 +232,8 @@ def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
     return memory
 
 
-def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
-    """(e) The encoder-decoder of notebook 14: the decoder's cross-attention takes its queries
-    from the decoder and its keys and values from the encoder's output (memory)."""
-    n = numbers
-    fig, ax = canvas(13.0, 10.4)
-    title(ax, 6.5, 10.0, "Encoder-decoder with cross-attention (notebook 14, C = 64, H = 4)")
-    note(
-        ax,
-        6.5,
-        9.62,
-        "both stacks are post-norm, as in the 2017 paper: every ⊕ is followed by a LayerNorm (not drawn)",
-        ha="center",
-        fontsize=10,
-    )
-    memory = _encoder_column(ax, 3.2, n)
-    x = 9.6
+def _decoder_column(ax, x: float, memory: Box) -> Box:
+    """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
     ids = box(ax, x, 9.15, 3.6, 0.5, "target ids so far (B, T)", PALETTE["data"])
     emb = box(ax, x, 8.25, 3.6, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
     arrow(ax, ids.bottom, emb.top, "(B, T)")
@@ -280,8 +272,7 @@ def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
     add2 = plus(ax, x, 4.2)
     ffn = box(ax, x, 3.5, 3.6, 0.5, "feed-forward", PALETTE["ffn"])
     add3 = plus(ax, x, 2.85)
-    tgt = "(B, T, 64)"
-    arrow(ax, emb.bottom, self_att.top, tgt, label_at=(x, 7.68))
+    arrow(ax, emb.bottom, self_att.top, "(B, T, 64)", label_at=(x, 7.68))
     for a, b in ((self_att, add1), (add1, cross), (cross, add2), (add2, ffn), (ffn, add3)):
         arrow(ax, a.bottom, b.top)
     for top_y, node in ((7.2, add1), (5.6, add2), (3.95, add3)):
@@ -297,6 +288,27 @@ def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
         family="DejaVu Sans Mono",
         colour="#1f4e8c",
     )
+    return add3
+
+
+def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
+    """(e) The encoder-decoder of notebook 14: the decoder's cross-attention takes its queries
+    from the decoder and its keys and values from the encoder's output (memory)."""
+    n = numbers
+    fig, ax = canvas(13.0, 10.4)
+    title(ax, 6.5, 10.0, "Encoder-decoder with cross-attention (notebook 14, C = 64, H = 4)")
+    note(
+        ax,
+        6.5,
+        9.62,
+        "both stacks are post-norm, as in the 2017 paper: every ⊕ is followed by a LayerNorm (not drawn)",
+        ha="center",
+        fontsize=10,
+    )
+    memory = _encoder_column(ax, 3.2, n)
+    x = 9.6
+    add3 = _decoder_column(ax, x, memory)
+    tgt = "(B, T, 64)"
     head = box(ax, x, 1.55, 3.6, 0.55, "linear to the vocabulary", PALETTE["output"])
     arrow(ax, add3.bottom, head.top, tgt)
     out = box(ax, x, 0.55, 3.6, 0.5, "next target token", PALETTE["output"])
