@@ -36,14 +36,18 @@ def test_every_committed_diagram_is_current(drawn, tmp_path):
 
 def test_no_orphan_images(drawn):
     """Every file in images/ is drawn by the code (no hand-made binaries nobody can regenerate)."""
-    orphans = sorted(p.name for p in (REPO / "images").iterdir() if p.name not in drawn and p.name != ".gitkeep")
+    orphans = sorted(
+        p.name for p in (REPO / "images").iterdir() if p.name not in drawn and p.name != ".gitkeep"
+    )
     assert not orphans, f"images/ holds files no diagram draws: {orphans}"
 
 
 def test_drawing_is_deterministic():
     first = render(diagrams.gpt_overview(), "svg")
     assert first == render(diagrams.gpt_overview(), "svg")
-    assert b"<dc:date>" not in first and b"Matplotlib v" not in first, "no date or version in the SVG"
+    assert b"<dc:date>" not in first and b"Matplotlib v" not in first, (
+        "no date or version in the SVG"
+    )
     png = render(diagrams.roadmap("04"), "png")
     assert png == render(diagrams.roadmap("04"), "png")
     assert b"Software" not in png[:200] and b"matplotlib" not in png[:400].lower()
@@ -70,7 +74,12 @@ def test_course_numbers_match_the_model():
 
     config = GPTConfig(vocab_size=diagrams.COURSE.V_compact)
     n = diagrams.COURSE
-    assert (config.context_length, config.d_model, config.n_heads, config.n_layers) == (n.T, n.C, n.H, n.n_layers)
+    assert (config.context_length, config.d_model, config.n_heads, config.n_layers) == (
+        n.T,
+        n.C,
+        n.H,
+        n.n_layers,
+    )
     assert (config.head_size, config.hidden_size) == (n.D, n.d_ff)
 
 
@@ -81,7 +90,9 @@ def test_every_notebook_has_a_roadmap_image(drawn):
 
 def test_image_url_and_bad_input():
     url = diagrams.image_url("roadmap_04.png")
-    assert url.startswith("https://raw.githubusercontent.com/") and url.endswith("/main/images/roadmap_04.png")
+    assert url.startswith("https://raw.githubusercontent.com/") and url.endswith(
+        "/main/images/roadmap_04.png"
+    )
     with pytest.raises(ValueError, match="here must be a notebook number"):
         diagrams.roadmap("99")
     with pytest.raises(ValueError, match="name must be a file name"):

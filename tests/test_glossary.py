@@ -71,14 +71,25 @@ def test_no_duplicates(terms):
 
 
 def test_title_terms_and_bad_input():
-    assert glossary.title_terms("# 04 · Queries, keys and values (查询/键/值)") == ["查询", "键", "值"]
-    assert glossary.title_terms("# 12 · Generation (文本生成与解码策略)") == ["文本生成", "解码策略"]
-    assert glossary.title_terms("# 09 · The Transformer block (Transformer 块)") == ["Transformer 块"]
+    assert glossary.title_terms("# 04 · Queries, keys and values (查询/键/值)") == [
+        "查询",
+        "键",
+        "值",
+    ]
+    assert glossary.title_terms("# 12 · Generation (文本生成与解码策略)") == [
+        "文本生成",
+        "解码策略",
+    ]
+    assert glossary.title_terms("# 09 · The Transformer block (Transformer 块)") == [
+        "Transformer 块"
+    ]
     with pytest.raises(ValueError, match="Chinese term in parentheses"):
         glossary.title_terms("# 04 · no term")
     with pytest.raises(ValueError, match="no glossary table"):
         glossary.parse_glossary("# nothing here")
     with pytest.raises(ValueError, match="4 cells"):
-        glossary.parse_glossary("| English | 中文 | first in | note |\n|---|---|---|---|\n| token | 词元 |\n")
+        glossary.parse_glossary(
+            "| English | 中文 | first in | note |\n|---|---|---|---|\n| token | 词元 |\n"
+        )
     with pytest.raises(TypeError, match="text must be"):
         glossary.parse_glossary(None)

@@ -35,7 +35,10 @@ def glossary_text(path: Path | str | None = None) -> str:
         return Path(path).read_text(encoding="utf-8")
     if GLOSSARY_FILE.exists():
         return GLOSSARY_FILE.read_text(encoding="utf-8")
-    url = REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/") + "/main/GLOSSARY.md"
+    url = (
+        REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/")
+        + "/main/GLOSSARY.md"
+    )
     with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - a fixed https URL
         return response.read().decode("utf-8")
 
@@ -46,7 +49,11 @@ def parse_glossary(text: str) -> list[Term]:
         raise TypeError(f"text must be the glossary's markdown as a str, got {type(text).__name__}")
     rows, in_table = [], False
     for line in text.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        cells = (
+            [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|")
+            else None
+        )
         if cells is None:
             if in_table:
                 break
@@ -55,10 +62,14 @@ def parse_glossary(text: str) -> list[Term]:
             in_table = True
         elif in_table and not set("".join(cells)) <= set("-: "):
             if len(cells) != len(HEADER) or not cells[0] or not cells[1]:
-                raise ValueError(f"glossary row must have {len(HEADER)} cells with English and 中文 filled: {line!r}")
+                raise ValueError(
+                    f"glossary row must have {len(HEADER)} cells with English and 中文 filled: {line!r}"
+                )
             rows.append(Term(*cells))
     if not rows:
-        raise ValueError(f"no glossary table found: expected a header row '| {' | '.join(HEADER)} |'")
+        raise ValueError(
+            f"no glossary table found: expected a header row '| {' | '.join(HEADER)} |'"
+        )
     return rows
 
 
