@@ -14,6 +14,7 @@
 #   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
 #   make site            the course as a static website in site/_build/html (offline; no
 #                        notebook is executed), published by .github/workflows/site.yml
+#   make images          redraw every diagram into images/ and refresh each notebook's roadmap cell
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -41,7 +42,7 @@ BIN7 := $(VENV7)/bin
 # Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
 WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 test-site site api-reference lint env clean-env
+.PHONY: lab test test-lib test-browser test-widgets7 test-site site api-reference images lint env clean-env
 
 # The order-only torch-check runs before every use of the environment: it refuses a TORCH or
 # TORCH_SPEC that differs from the one $(VENV) was made with (and says how to switch).
@@ -112,6 +113,9 @@ test-site: site
 
 api-reference: $(BIN)/.installed
 	$(BIN)/python tools/api_reference.py
+
+images: $(BIN)/.installed
+	$(BIN)/python tools/images.py
 
 clean-env:
 	rm -rf $(VENV) $(VENV7)

@@ -100,6 +100,16 @@ WIDGET_NOTEBOOKS = [p.stem for p in _notebooks() if _shows_widgets(p)]
 STATIC_NOTEBOOKS = [p.stem for p in _notebooks() if p.stem not in WIDGET_NOTEBOOKS]
 
 
+def _course_image(url: str) -> Path | None:
+    """The local file behind an images/ URL of the course (see diagrams.image_url), else None."""
+    from transformer_course.diagrams import image_url
+
+    prefix = image_url("x")[:-1]
+    if not url.startswith(prefix):
+        return None
+    return REPO / "images" / url[len(prefix) :].split("?")[0]
+
+
 def _must_run() -> bool:
     return bool(os.environ.get("CI"))
 
@@ -250,7 +260,14 @@ class Learner:
     def _answer_locally(self, route) -> None:
         # This machine is offline; a learner's browser loads these (the Colab badge image).
         self.external.append(route.request.url)
-        if route.request.resource_type == "image":
+        course_image = _course_image(route.request.url)
+        if course_image is not None:  # the roadmaps: answered from images/, 404 when missing
+            if course_image.is_file():
+                kind = "image/svg+xml" if course_image.suffix == ".svg" else "image/png"
+                route.fulfill(status=200, content_type=kind, body=course_image.read_bytes())
+            else:
+                route.fulfill(status=404, body="")
+        elif route.request.resource_type == "image":
             svg = (  # a local stand-in for the badge, so screenshots still show where it is
                 '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20">'
                 '<rect width="117" height="20" rx="3" fill="#555"/>'
@@ -260,6 +277,23 @@ class Learner:
             route.fulfill(status=200, content_type="image/svg+xml", body=svg)
         else:
             route.fulfill(status=204, body="")
+
+    def images_not_loaded(self) -> list[str]:
+        """Every <img> in the notebook (markdown and outputs) has loaded: naturalWidth > 0."""
+        images = "Array.from(document.querySelectorAll('.jp-Notebook img'))"
+        # Scroll to any image not loaded yet (a lazy one loads when seen); change no attribute:
+        # the widget checks compare the outputs' HTML.
+        self.page.evaluate(f"() => {images}.filter(i => !i.complete).forEach(i => i.scrollIntoView())")
+        self.page.wait_for_function(f"() => {images}.every(i => i.complete)", timeout=60_000)
+        count = self.page.evaluate(f"() => {images}.length")
+        self.notes.append(f"{count} images in the notebook")
+        return self.page.evaluate(
+            f"() => {images}.filter(i => !(i.naturalWidth > 0)).map(i => (i.getAttribute('src') || '').slice(0, 120))"
+        )
+
+    def assert_images_loaded(self, when: str) -> None:
+        broken = self.images_not_loaded()
+        assert not broken, f"{self.name} ({when}): images that did not load:\n" + "\n".join(broken)
 
     def _on_console(self, message) -> None:
         if message.type == "error":
@@ -674,6 +708,7 @@ def test_learner_runs_notebook_and_turns_every_knob(learner):
     counts = learner.execution_counts()
     expected = [f"[{i}]:" for i in range(1, len(counts) + 1)]
     assert counts == expected, f"{learner.name}: cells did not all run, in order, once: {counts}"
+    learner.assert_images_loaded("after Run All")
     learner.screenshot_pages()
     failures = learner.play_with_widgets()
     learner.assert_clean("after turning the knobs")
@@ -684,5 +719,6 @@ def test_learner_runs_notebook_and_turns_every_knob(learner):
 def test_notebook_renders_cleanly(learner):
     """Notebooks without widgets: their stored outputs render without errors (nbval runs them)."""
     learner.open()
+    learner.assert_images_loaded("opened with stored outputs")
     learner.assert_clean("opened with stored outputs")
     learner.screenshot_pages()

@@ -2,9 +2,11 @@
 
 1. a title ``NN · Topic (中文术语)``, the source step it mirrors, 2–4 learning goals and an
    Open-in-Colab badge built from the one repository address;
-2. one setup cell (the Colab install block, then ``setup_notebook``), and only one;
-3. exercises checked by ``check_*`` helpers; a summary linking the next notebook;
-4. outputs stored from a clean top-to-bottom run, with nothing machine-specific in them;
+2. right after the header, the "you are here" roadmap cell that ``make images`` (tools/images.py)
+   writes, current with the code;
+3. one setup cell (the Colab install block, then ``setup_notebook``), and only one;
+4. exercises checked by ``check_*`` helpers; a summary linking the next notebook;
+5. outputs stored from a clean top-to-bottom run, with nothing machine-specific in them;
    every ``NBVAL_IGNORE_OUTPUT`` says why on the next line.
 """
 
@@ -21,6 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
 sys.path.insert(0, str(REPO / "tools"))
 from nbtool import colab_badge, colab_install_block  # noqa: E402
+
+from images import is_roadmap, notebook_number, roadmap_source  # noqa: E402
 
 TITLE = re.compile(r"^# (?P<number>\d\d[a-z]?) · .+\((?=[^)]*[\u4e00-\u9fff])[^)]+\)\s*$", re.M)
 NEXT_LINK = re.compile(r"\[[^\]]+\]\((?P<target>\d\d[a-z]?_[a-z0-9_]+\.ipynb)\)")
@@ -52,6 +56,13 @@ def test_header(notebook):
     assert goals, "list the learning goals under **Learning goals**"
     assert 2 <= len(goals.group(1).strip().splitlines()) <= 4, "2–4 learning goals"
     assert colab_badge(path.name) in first.source, "the Colab badge must be built by tools/nbtool.py"
+
+
+def test_roadmap_follows_the_header(notebook):
+    path, nb = notebook
+    found = [i for i, cell in enumerate(nb.cells) if is_roadmap(cell)]
+    assert found == [1], "one roadmap cell, right after the header: run `make images`"
+    assert nb.cells[1].source == roadmap_source(notebook_number(path)), "stale roadmap cell: run `make images`"
 
 
 def test_one_setup_cell(notebook):

@@ -1,0 +1,295 @@
+"""Attention diagrams: multi-head attention step by step (04–08) and the attention formula with
+every symbol's shape (04, 05). Drawn by ``make images``; see ``diagrams.py``.
+"""
+
+from __future__ import annotations
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .diagrams import COURSE, CourseNumbers
+from .diagrams_base import (
+    EDGE,
+    MONO,
+    PALETTE,
+    SHAPE_COLOUR,
+    Box,
+    arrow,
+    box,
+    canvas,
+    drawing,
+    note,
+    title,
+)
+
+
+def _badge(ax, b: Box, tag: str) -> None:
+    ax.text(
+        b.x - b.w / 2 + 0.08,
+        b.y + b.h / 2 - 0.08,
+        tag,
+        ha="left",
+        va="top",
+        fontsize=8.5,
+        color="white",
+        fontweight="bold",
+        zorder=4,
+        bbox={"boxstyle": "round,pad=0.18", "facecolor": "#555555", "edgecolor": "none"},
+    )
+
+
+def _mask_icon(ax, x0: float, y0: float, size: float = 0.16, n: int = 5) -> None:
+    """A small n × n causal mask: white where a query may look, grey (−∞) above the diagonal."""
+    for row in range(n):
+        for col in range(n):
+            blocked = col > row
+            ax.add_patch(
+                Rectangle(
+                    (x0 + col * size, y0 - (row + 1) * size),
+                    size,
+                    size,
+                    facecolor="#9a9a9a" if blocked else "white",
+                    edgecolor=EDGE,
+                    linewidth=0.5,
+                    zorder=2,
+                )
+            )
+    ax.text(
+        x0 + n * size / 2,
+        y0 - n * size - 0.12,
+        "grey = −∞",
+        ha="center",
+        va="top",
+        fontsize=8.5,
+        zorder=2,
+    )
+
+
+def _projections(ax, n: CourseNumbers, xs: tuple[float, float, float]) -> list[Box]:
+    x_in = box(ax, xs[1], 11.0, 3.2, 0.5, f"x {n.shape('B', 'T', 'C')}", PALETTE["data"])
+    heads = []
+    for x, name in zip(xs, ("Q", "K", "V"), strict=True):
+        proj = box(
+            ax,
+            x,
+            9.85,
+            2.9,
+            0.6,
+            f"{name} = x W_{name}\nLinear {n.C} → {n.C}",
+            PALETTE["attention"],
+            fontsize=10.5,
+        )
+        _badge(ax, proj, "04")
+        arrow(
+            ax, x_in.bottom, proj.top, n.shape("B", "T", "C") if name == "Q" else None, side="left"
+        )
+        split = box(
+            ax,
+            x,
+            8.5,
+            2.9,
+            0.6,
+            f"split {name} into heads\nview + transpose",
+            PALETTE["attention"],
+            fontsize=10.5,
+        )
+        _badge(ax, split, "04")
+        arrow(ax, proj.bottom, split.top, n.shape("B", "T", "C"))
+        heads.append(split)
+    return heads
+
+
+def _score_chain(ax, x: float, n: CourseNumbers, q: Box, k: Box) -> Box:
+    """QKᵀ → scale → mask → softmax, fed by the Q and K heads; returns the softmax box."""
+    heads = n.shape("B", "H", "T", "D")
+    square = n.shape("B", "H", "T", "T")
+    steps = [
+        ("05", "scores = Q Kᵀ\n(every query · every key)", PALETTE["attention"], square),
+        ("05", f"scale: ÷ √D = ÷ {int(n.D**0.5)}", PALETTE["attention"], square),
+        ("06", "causal mask: −∞ where key > query", PALETTE["attention"], square),
+        ("07", "softmax over the keys\n(each row sums to 1)", PALETTE["output"], square),
+    ]
+    ys = [6.95, 5.75, 4.6, 3.4]
+    drawn = []
+    for (tag, text, colour, _), y in zip(steps, ys, strict=True):
+        b = box(ax, x, y, 3.4, 0.65 if "\n" in text else 0.5, text, colour, fontsize=10.5)
+        _badge(ax, b, tag)
+        drawn.append(b)
+    arrow(ax, q.bottom, (drawn[0].x - 0.8, drawn[0].top[1]), heads, side="left")
+    arrow(ax, k.bottom, (drawn[0].x + 0.8, drawn[0].top[1]), heads + " → Kᵀ", side="right")
+    for (a, b), (_, _, _, shape) in zip(zip(drawn, drawn[1:]), steps, strict=False):
+        arrow(ax, a.bottom, b.top, shape)
+    return drawn[-1]
+
+
+def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
+    """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
+    headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
+    concatenate, W_O."""
+    n = numbers
+    fig, ax = canvas(13.0, 12.2)
+    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
+    q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
+    heads = n.shape("B", "H", "T", "D")
+    square = n.shape("B", "H", "T", "T")
+    x = 4.45
+    softmax_box = _score_chain(ax, x, n, q, k)
+    _mask_icon(ax, x + 1.95, 4.95)
+    weighted = box(
+        ax,
+        7.2,
+        2.1,
+        3.4,
+        0.65,
+        "weights @ V\n(mix the values)",
+        PALETTE["attention"],
+        fontsize=10.5,
+    )
+    _badge(ax, weighted, "08")
+    arrow(
+        ax,
+        softmax_box.bottom,
+        (weighted.x - 1.0, weighted.top[1]),
+        "weights " + square,
+        side="left",
+        label_at=(x, 2.78),
+        offset=0.15,
+    )
+    arrow(
+        ax,
+        v.bottom,
+        (weighted.x + 1.0, weighted.top[1]),
+        heads,
+        side="right",
+        connection="arc3,rad=0.0",
+    )
+    concat = box(ax, 7.2, 1.05, 3.4, 0.5, "concatenate heads", PALETTE["attention"], fontsize=10.5)
+    _badge(ax, concat, "08")
+    arrow(ax, weighted.bottom, concat.top, heads)
+    out = box(
+        ax,
+        11.6,
+        1.05,
+        2.6,
+        0.6,
+        f"W_O: Linear {n.C} → {n.C}\nout {n.shape('B', 'T', 'C')}",
+        PALETTE["attention"],
+        fontsize=10,
+    )
+    _badge(ax, out, "08")
+    arrow(ax, concat.right, out.left, n.shape("B", "T", "C"), side="above", offset=0.08)
+    note(
+        ax,
+        0.4,
+        1.6,
+        "every head does the same steps\non its own D = 16 columns;\nbadges = the notebook of each step",
+        fontsize=10,
+    )
+    return fig
+
+
+def _math_row(ax, fig: Figure, pieces: list[str], x: float, y: float, fontsize: float) -> list[Box]:
+    """Write math pieces side by side from (x, y); return each piece's box in inches."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    boxes = []
+    for piece in pieces:
+        with drawing():
+            text = ax.text(x, y, piece, ha="left", va="baseline", fontsize=fontsize, zorder=3)
+            extent = text.get_window_extent(renderer)
+        w, h = extent.width / fig.dpi, extent.height / fig.dpi
+        y0 = extent.y0 / fig.dpi
+        boxes.append(Box(x + w / 2, y0 + h / 2, w, h))
+        x += w + 0.08
+    return boxes
+
+
+def _annotate(ax, target: Box, label: str, at: tuple[float, float], above: bool) -> None:
+    end = target.top if above else target.bottom
+    end = (end[0], end[1] + (0.06 if above else -0.06))
+    ax.annotate(
+        label,
+        xy=end,
+        xytext=at,
+        ha="center",
+        va="bottom" if above else "top",
+        fontsize=10.5,
+        family=MONO,
+        color=SHAPE_COLOUR,
+        zorder=3,
+        arrowprops={
+            "arrowstyle": "-|>",
+            "color": EDGE,
+            "linewidth": 1.0,
+            "shrinkA": 2,
+            "shrinkB": 0,
+        },
+        bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#cccccc"},
+    )
+
+
+def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
+    """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
+    numbers (introduced in 04_qkv, computed step by step in 05–08)."""
+    n = numbers
+    fig, ax = canvas(14.0, 7.4)
+    title(
+        ax,
+        7.0,
+        7.0,
+        "The attention formula, every symbol with its shape (one block, all heads at once)",
+    )
+    pieces = [
+        r"$\mathrm{Attention}(Q, K, V)$",
+        r"$=$",
+        r"$\mathrm{softmax}\,($",
+        r"$Q$",
+        r"$K^{\top}$",
+        r"$/$",
+        r"$\sqrt{d_k}$",
+        r"$+$",
+        r"$M$",
+        r"$)$",
+        r"$V$",
+    ]
+    b = _math_row(ax, fig, pieces, 2.0, 3.55, 30)
+    out, _, soft, q, kt, _, root, _, mask, _, v = b
+    hs = n.shape("B", "H", "T", "D")
+    scores = n.shape("B", "H", "T", "T")
+    labels = [  # (symbol, text, where the label sits, above the formula?)
+        (out, f"result {hs};\nheads concatenated:\n{n.shape('B', 'T', 'C')}", (2.3, 5.2), True),
+        (
+            q,
+            f"Q: queries {hs}\n= x W_Q, split into heads;\nQ Kᵀ = scores {scores}",
+            (6.2, 5.2),
+            True,
+        ),
+        (
+            root,
+            f"d_k = D = C / H = {n.D}\n√d_k = {int(n.D**0.5)} (a constant > 1)",
+            (10.3, 5.2),
+            True,
+        ),
+        (v, f"V: values\n{hs}", (12.9, 5.2), True),
+        (
+            kt,
+            f"Kᵀ: keys {hs},\nlast two axes swapped:\n(B, H, D, T) = {n.shape('B', 'H', 'D', 'T')}",
+            (7.6, 2.4),
+            False,
+        ),
+        (
+            mask,
+            f"M: causal mask (T, T) = ({n.T}, {n.T})\n0 on/below the diagonal, −∞ above",
+            (11.3, 2.4),
+            False,
+        ),
+        (
+            soft,
+            "softmax over the last axis:\nevery row of the (B, H, T, T)\nweights sums to 1",
+            (3.5, 1.0),
+            False,
+        ),
+    ]
+    for symbol, text, at, above in labels:
+        _annotate(ax, symbol, text, at, above=above)
+    return fig

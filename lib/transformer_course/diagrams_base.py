@@ -1,0 +1,328 @@
+"""Drawing primitives for the course's diagrams (boxes, arrows with shapes, byte-stable files).
+
+Introduced in 00_setup (the roadmap) and used by every diagram of ``diagrams.py``. A canvas's
+data coordinates are inches, so a box of width 2 is 2 inches wide whatever the figure size,
+and a font size in points means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib as mpl
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+#: Fixed fonts that ship with matplotlib, a fixed SVG id salt and no dates: the same code gives
+#: the same bytes, so a test can regenerate every diagram and compare.
+STYLE = {
+    "font.family": "DejaVu Sans",
+    "mathtext.fontset": "dejavusans",
+    "svg.fonttype": "path",  # text as glyph outlines: the SVG looks the same on every viewer
+    "svg.hashsalt": "transformer-course",
+    "path.sketch": None,
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+}
+SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+PNG_METADATA = {"Software": None}
+
+#: Colours: one per kind of stage, so the same colour means the same kind of thing in every picture.
+PALETTE = {
+    "data": "#e8eef7",
+    "embed": "#dbeedd",
+    "attention": "#fde2c8",
+    "norm": "#efe3f6",
+    "ffn": "#d6eef2",
+    "output": "#f7dada",
+    "block": "#f6f6f6",
+    "modern": "#fff2b3",
+    "muted": "#f2f2f2",
+    "highlight": "#ff9f1c",
+}
+EDGE = "#333333"
+MUTED_EDGE = "#b0b0b0"
+SHAPE_COLOUR = "#1f4e8c"
+MONO = "DejaVu Sans Mono"
+
+
+@dataclass(frozen=True)
+class Box:
+    """A drawn box: its centre and size in inches, for attaching arrows."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def top(self) -> tuple[float, float]:
+        return (self.x, self.y + self.h / 2)
+
+    @property
+    def bottom(self) -> tuple[float, float]:
+        return (self.x, self.y - self.h / 2)
+
+    @property
+    def left(self) -> tuple[float, float]:
+        return (self.x - self.w / 2, self.y)
+
+    @property
+    def right(self) -> tuple[float, float]:
+        return (self.x + self.w / 2, self.y)
+
+
+def canvas(width: float, height: float) -> tuple[Figure, object]:
+    """A figure of ``width`` × ``height`` inches whose one axes uses inches as data units."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"canvas width and height must be positive inches, got {width} × {height}")
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(width, height))
+        ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.set_axis_off()
+    return fig, ax
+
+
+def box(
+    ax,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    text: str,
+    colour: str = PALETTE["data"],
+    *,
+    fontsize: float = 11,
+    muted: bool = False,
+    bold: bool = False,
+    edge: str | None = None,
+    linewidth: float = 1.2,
+    zorder: float = 2,
+) -> Box:
+    """A rounded box centred at (x, y) with centred text; ``muted`` greys it out (roadmaps)."""
+    face = PALETTE["muted"] if muted else colour
+    edgecolour = MUTED_EDGE if muted else (edge or EDGE)
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - w / 2, y - h / 2),
+            w,
+            h,
+            boxstyle="round,pad=0,rounding_size=0.08",
+            facecolor=face,
+            edgecolor=edgecolour,
+            linewidth=linewidth,
+            zorder=zorder,
+        )
+    )
+    ax.text(
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        fontsize=fontsize,
+        color="#9a9a9a" if muted else "black",
+        fontweight="bold" if bold else "normal",
+        zorder=zorder + 0.1,
+    )
+    return Box(x, y, w, h)
+
+
+def frame(
+    ax,
+    x0: float,
+    y0: float,
+    x1: float,
+    y1: float,
+    colour: str = PALETTE["block"],
+    *,
+    dashed: bool = False,
+    edge: str = EDGE,
+    linewidth: float = 1.2,
+) -> None:
+    """A large background rectangle (a block, an encoder) from corner (x0, y0) to (x1, y1)."""
+    ax.add_patch(
+        FancyBboxPatch(
+            (x0, y0),
+            x1 - x0,
+            y1 - y0,
+            boxstyle="round,pad=0,rounding_size=0.15",
+            facecolor=colour,
+            edgecolor=edge,
+            linewidth=linewidth,
+            linestyle="--" if dashed else "-",
+            zorder=0.5,
+        )
+    )
+
+
+def arrow(
+    ax,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    label: str | None = None,
+    *,
+    side: str = "right",
+    offset: float = 0.1,
+    muted: bool = False,
+    connection: str = "arc3",
+    fontsize: float = 9.5,
+    label_at: tuple[float, float] | None = None,
+) -> None:
+    """An arrow from ``start`` to ``end``; ``label`` (a shape) is written beside its middle."""
+    colour = MUTED_EDGE if muted else EDGE
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=12,
+            linewidth=1.2,
+            color=colour,
+            connectionstyle=connection,
+            shrinkA=0,
+            shrinkB=0,
+            zorder=1,
+        )
+    )
+    if label:
+        shape_label(
+            ax,
+            start,
+            end,
+            label,
+            side=side,
+            offset=offset,
+            muted=muted,
+            fontsize=fontsize,
+            at=label_at,
+        )
+
+
+def shape_label(
+    ax,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    text: str,
+    *,
+    side: str = "right",
+    offset: float = 0.1,
+    muted: bool = False,
+    fontsize: float = 9.5,
+    at: tuple[float, float] | None = None,
+) -> None:
+    """A shape such as ``(4, 16, 64)`` written in blue monospace beside an arrow's middle."""
+    if side not in ("right", "left", "above", "below"):
+        raise ValueError(f"side must be 'right', 'left', 'above' or 'below', got {side!r}")
+    mx, my = at or ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
+    dx = {"right": offset, "left": -offset}.get(side, 0.0)
+    dy = {"above": offset, "below": -offset}.get(side, 0.0)
+    ha = {"right": "left", "left": "right"}.get(side, "center")
+    va = {"above": "bottom", "below": "top"}.get(side, "center")
+    ax.text(
+        mx + dx,
+        my + dy,
+        text,
+        ha=ha,
+        va=va,
+        fontsize=fontsize,
+        family=MONO,
+        color=MUTED_EDGE if muted else SHAPE_COLOUR,
+        zorder=3,
+    )
+
+
+def line(
+    ax, points: Sequence[tuple[float, float]], *, muted: bool = False, arrow_end: bool = True
+) -> None:
+    """A polyline through ``points`` (a residual path), with an arrow head on its last segment."""
+    colour = MUTED_EDGE if muted else EDGE
+    xs, ys = zip(*points[:-1] if arrow_end else points, strict=True)
+    ax.plot(xs, ys, color=colour, linewidth=1.2, zorder=1, solid_capstyle="butt")
+    if arrow_end:
+        arrow(ax, points[-2], points[-1], muted=muted)
+
+
+def plus(
+    ax, x: float, y: float, *, muted: bool = False, radius: float = 0.16, symbol: str = "+"
+) -> Box:
+    """The residual ⊕ node."""
+    from matplotlib.patches import Circle
+
+    colour = MUTED_EDGE if muted else EDGE
+    ax.add_patch(
+        Circle((x, y), radius, facecolor="white", edgecolor=colour, linewidth=1.2, zorder=2)
+    )
+    ax.text(x, y, symbol, ha="center", va="center", fontsize=13, color=colour, zorder=3)
+    return Box(x, y, 2 * radius, 2 * radius)
+
+
+def note(
+    ax,
+    x: float,
+    y: float,
+    text: str,
+    *,
+    fontsize: float = 9.5,
+    ha: str = "left",
+    colour: str = "#444444",
+    style: str = "italic",
+    **kwargs,
+) -> None:
+    """A small explanatory note (no box)."""
+    ax.text(
+        x,
+        y,
+        text,
+        ha=ha,
+        va="center",
+        fontsize=fontsize,
+        color=colour,
+        style=style,
+        zorder=3,
+        **kwargs,
+    )
+
+
+def title(ax, x: float, y: float, text: str, *, fontsize: float = 15) -> None:
+    """A diagram's title."""
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, fontweight="bold", zorder=3)
+
+
+@contextmanager
+def drawing() -> Iterator[None]:
+    """The course's fixed style while a diagram is drawn and saved."""
+    with mpl.rc_context(STYLE):
+        yield
+
+
+def render(fig: Figure, fmt: str) -> bytes:
+    """The figure as SVG or PNG bytes, identical on every run of the same code and matplotlib."""
+    if fmt not in ("svg", "png"):
+        raise ValueError(f"fmt must be 'svg' or 'png', got {fmt!r}")
+    buffer = io.BytesIO()
+    with drawing():
+        fig.savefig(buffer, format=fmt, metadata=SVG_METADATA if fmt == "svg" else PNG_METADATA)
+    return buffer.getvalue()
+
+
+def save(
+    fig: Figure, stem: str, directory: Path | str, formats: Sequence[str] = ("svg", "png")
+) -> list[Path]:
+    """Write ``directory/stem.svg`` and ``.png``; returns the paths (only files that changed are rewritten)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        path = directory / f"{stem}.{fmt}"
+        data = render(fig, fmt)
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        written.append(path)
+    return written

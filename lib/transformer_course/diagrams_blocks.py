@@ -1,0 +1,324 @@
+"""Block diagrams: pre-norm beside post-norm (09), classic beside LLaMA-style (13), and the
+encoder-decoder with cross-attention (14). Drawn by ``make images``; see ``diagrams.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from matplotlib.figure import Figure
+
+from .diagrams import COURSE, CourseNumbers
+from .diagrams_base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+
+
+@dataclass(frozen=True)
+class Step:
+    """One element of a vertical stack: a box, a residual branch point or a residual ⊕."""
+
+    kind: str  # "box" | "branch" | "add" | "out"
+    text: str = ""
+    colour: str = PALETTE["data"]
+    height: float = 0.55
+    label: str | None = None  # the shape written on the arrow that leaves this element
+
+
+def stack(
+    ax,
+    x: float,
+    y: float,
+    steps: Sequence[Step],
+    *,
+    width: float = 3.0,
+    gap: float = 0.42,
+    rail: float | None = None,
+) -> dict[str, Box]:
+    """Draw ``steps`` top to bottom from ``y``; each "branch" opens a residual that the next
+    "add" closes through a rail ``rail`` inches to the left. Returns the boxes by text."""
+    rail = width / 2 + 0.3 if rail is None else rail
+    boxes: dict[str, Box] = {}
+    previous: tuple[Box | None, str | None] = (None, None)
+    branch_y: float | None = None
+    for step in steps:
+        if step.kind == "branch":
+            branch_y = y + gap / 2 if previous[0] is not None else y
+            continue
+        if step.kind == "add":
+            node = plus(ax, x, y - 0.16)
+            current = node
+            if branch_y is None:
+                raise ValueError("an 'add' step needs a 'branch' step above it")
+            line(ax, [(x, branch_y), (x - rail, branch_y), (x - rail, node.y), node.left])
+            branch_y = None
+            y -= 0.32
+        else:
+            current = box(
+                ax,
+                x,
+                y - step.height / 2,
+                width if step.kind == "box" else width * 0.8,
+                step.height,
+                step.text,
+                step.colour,
+                fontsize=10.5,
+            )
+            y -= step.height
+        if previous[0] is not None:
+            arrow(ax, previous[0].bottom, current.top, previous[1])
+        boxes[step.text or f"add{len(boxes)}"] = current
+        previous = (current, step.label)
+        y -= gap
+    return boxes
+
+
+def _sublayers(n: CourseNumbers, placement: str) -> list[Step]:
+    shape = n.shape("B", "T", "C")
+    ln = Step("box", "LayerNorm", PALETTE["norm"], 0.5, shape)
+    attn = Step(
+        "box",
+        f"masked multi-head attention\n(H = {n.H}, D = {n.D})",
+        PALETTE["attention"],
+        0.75,
+        shape,
+    )
+    ffn = Step("box", f"feed-forward {n.C} → {n.d_ff} → {n.C}\n(ReLU)", PALETTE["ffn"], 0.75, shape)
+    add = Step("add", label=shape)
+    x_in = Step("out", f"x {shape}", PALETTE["data"], 0.5, shape)
+    x_out = Step("out", f"to the next block {shape}", PALETTE["data"], 0.5)
+    if placement == "pre":
+        return [x_in, Step("branch"), ln, attn, add, Step("branch"), ln, ffn, add, x_out]
+    return [x_in, Step("branch"), attn, add, ln, Step("branch"), ffn, add, ln, x_out]
+
+
+def block_norms(numbers: CourseNumbers = COURSE) -> Figure:
+    """(b) One Transformer block, pre-norm (the course's GPT, 09) beside post-norm (2017 paper, 14)."""
+    fig, ax = canvas(12.0, 10.6)
+    title(ax, 6.0, 10.2, "One Transformer block: pre-norm beside post-norm")
+    for x, placement, heading, caption in (
+        (
+            3.4,
+            "pre",
+            "pre-norm (GPT-2, this course's GPT)",
+            "norm → sub-layer → add: the residual path\nfrom input to output is a plain sum",
+        ),
+        (
+            9.0,
+            "post",
+            "post-norm (the 2017 paper, notebook 14)",
+            "sub-layer → add → norm: every sum is\nnormalised; deep stacks need warm-up",
+        ),
+    ):
+        note(
+            ax, x - 0.4, 9.55, heading, ha="center", style="normal", fontsize=12, fontweight="bold"
+        )
+        stack(ax, x, 9.1, _sublayers(numbers, placement), width=3.3)
+        note(ax, x - 0.4, 0.55, caption, ha="center", fontsize=10)
+    ax.plot([6.05, 6.05], [0.9, 9.7], color="#cccccc", linewidth=1.0, zorder=0)
+    return fig
+
+
+def _classic_steps(n: CourseNumbers) -> list[Step]:
+    shape = n.shape("B", "T", "C")
+    return [
+        Step("out", f"x + sinusoidal positions {shape}", PALETTE["embed"], 0.5, shape),
+        Step("branch"),
+        Step("box", "LayerNorm (mean and variance)", PALETTE["norm"], 0.5, shape),
+        Step(
+            "box",
+            f"multi-head attention\n{n.H} query heads, {n.H} K/V heads",
+            PALETTE["attention"],
+            0.75,
+            shape,
+        ),
+        Step("add", label=shape),
+        Step("branch"),
+        Step("box", "LayerNorm", PALETTE["norm"], 0.5, shape),
+        Step("box", f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU", PALETTE["ffn"], 0.55, shape),
+        Step("add", label=shape),
+        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    ]
+
+
+def _llama_steps(n: CourseNumbers) -> list[Step]:
+    shape = n.shape("B", "T", "C")
+    swiglu_hidden = -(-8 * n.C // 3)  # ⌈8C/3⌉, GPTConfig's default for SwiGLU
+    return [
+        Step("out", f"x (no position table) {shape}", PALETTE["embed"], 0.5, shape),
+        Step("branch"),
+        Step("box", "RMSNorm (root mean square only)", PALETTE["modern"], 0.5, shape),
+        Step(
+            "box",
+            f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads",
+            PALETTE["modern"],
+            0.75,
+            shape,
+        ),
+        Step("add", label=shape),
+        Step("branch"),
+        Step("box", "RMSNorm", PALETTE["modern"], 0.5, shape),
+        Step(
+            "box",
+            f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}",
+            PALETTE["modern"],
+            0.75,
+            shape,
+        ),
+        Step("add", label=shape),
+        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    ]
+
+
+def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
+    """(f) The classic block of the course beside the LLaMA-style block of 13 (RoPE, RMSNorm,
+    SwiGLU, grouped-query attention with 2 K/V heads for 4 query heads)."""
+    fig, ax = canvas(13.0, 10.4)
+    title(ax, 6.5, 10.0, "The classic block beside a LLaMA-style block (notebook 13)")
+    for x, steps, heading in (
+        (3.5, _classic_steps(numbers), "classic (GPT-2 style, notebooks 09–12)"),
+        (9.7, _llama_steps(numbers), "LLaMA style (notebook 13)"),
+    ):
+        note(ax, x - 0.4, 9.4, heading, ha="center", style="normal", fontsize=12, fontweight="bold")
+        stack(ax, x + 0.15, 8.95, steps, width=3.9)
+    ax.plot([6.55, 6.55], [0.7, 9.6], color="#cccccc", linewidth=1.0, zorder=0)
+    note(
+        ax,
+        6.5,
+        0.45,
+        "yellow = what LLaMA changes; both keep pre-norm residuals and the causal mask",
+        ha="center",
+        fontsize=10,
+    )
+    return fig
+
+
+def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
+    src_shape = "(B, S, 64)"
+    ids = box(ax, x, 9.15, 3.4, 0.5, "source ids (B, S)", PALETTE["data"])
+    emb = box(ax, x, 8.25, 3.4, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
+    arrow(ax, ids.bottom, emb.top, "(B, S)")
+    frame(ax, x - 2.35, 4.15, x + 2.0, 7.45)
+    note(
+        ax,
+        x + 1.9,
+        4.33,
+        "× 2 encoder blocks",
+        ha="right",
+        style="normal",
+        fontweight="bold",
+        fontsize=10.5,
+    )
+    att = box(
+        ax,
+        x,
+        6.6,
+        3.4,
+        0.75,
+        "self-attention, no causal mask\n(every source token sees all)",
+        PALETTE["attention"],
+        fontsize=10,
+    )
+    add1 = plus(ax, x, 5.85)
+    ffn = box(ax, x, 5.15, 3.4, 0.5, "feed-forward", PALETTE["ffn"])
+    add2 = plus(ax, x, 4.5)
+    arrow(ax, emb.bottom, att.top, src_shape, label_at=(x, 7.68))
+    arrow(ax, att.bottom, add1.top)
+    arrow(ax, add1.bottom, ffn.top)
+    arrow(ax, ffn.bottom, add2.top)
+    for top_y, node in ((7.2, add1), (5.6, add2)):
+        line(ax, [(x, top_y), (x - 2.05, top_y), (x - 2.05, node.y), node.left])
+    memory = box(ax, x, 2.9, 3.4, 0.6, "encoder output (memory)", PALETTE["embed"])
+    arrow(ax, add2.bottom, memory.top, src_shape)
+    return memory
+
+
+def _decoder_column(ax, x: float, memory: Box) -> Box:
+    """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
+    ids = box(ax, x, 9.15, 3.6, 0.5, "target ids so far (B, T)", PALETTE["data"])
+    emb = box(ax, x, 8.25, 3.6, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
+    arrow(ax, ids.bottom, emb.top, "(B, T)")
+    frame(ax, x - 2.45, 2.5, x + 2.1, 7.45)
+    note(
+        ax,
+        x + 2.0,
+        2.68,
+        "× 2 decoder blocks",
+        ha="right",
+        style="normal",
+        fontweight="bold",
+        fontsize=10.5,
+    )
+    self_att = box(
+        ax,
+        x,
+        6.6,
+        3.6,
+        0.75,
+        "masked self-attention\n(causal: only earlier targets)",
+        PALETTE["attention"],
+        fontsize=10,
+    )
+    add1 = plus(ax, x, 5.85)
+    cross = box(
+        ax,
+        x,
+        5.0,
+        3.6,
+        0.85,
+        "cross-attention\nQ from the decoder,\nK and V from the memory",
+        PALETTE["output"],
+        fontsize=10,
+    )
+    add2 = plus(ax, x, 4.2)
+    ffn = box(ax, x, 3.5, 3.6, 0.5, "feed-forward", PALETTE["ffn"])
+    add3 = plus(ax, x, 2.85)
+    arrow(ax, emb.bottom, self_att.top, "(B, T, 64)", label_at=(x, 7.68))
+    for a, b in ((self_att, add1), (add1, cross), (cross, add2), (add2, ffn), (ffn, add3)):
+        arrow(ax, a.bottom, b.top)
+    for top_y, node in ((7.2, add1), (5.6, add2), (3.95, add3)):
+        line(ax, [(x, top_y), (x - 2.2, top_y), (x - 2.2, node.y), node.left])
+    arrow(ax, memory.right, cross.left, None, connection="arc3,rad=0.25")
+    note(
+        ax,
+        5.75,
+        3.55,
+        "K, V: (B, S, 64)",
+        fontsize=9.5,
+        style="normal",
+        family="DejaVu Sans Mono",
+        colour="#1f4e8c",
+    )
+    return add3
+
+
+def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
+    """(e) The encoder-decoder of notebook 14: the decoder's cross-attention takes its queries
+    from the decoder and its keys and values from the encoder's output (memory)."""
+    n = numbers
+    fig, ax = canvas(13.0, 10.4)
+    title(ax, 6.5, 10.0, "Encoder-decoder with cross-attention (notebook 14, C = 64, H = 4)")
+    note(
+        ax,
+        6.5,
+        9.62,
+        "both stacks are post-norm, as in the 2017 paper: every ⊕ is followed by a LayerNorm (not drawn)",
+        ha="center",
+        fontsize=10,
+    )
+    memory = _encoder_column(ax, 3.2, n)
+    x = 9.6
+    add3 = _decoder_column(ax, x, memory)
+    tgt = "(B, T, 64)"
+    head = box(ax, x, 1.55, 3.6, 0.55, "linear to the vocabulary", PALETTE["output"])
+    arrow(ax, add3.bottom, head.top, tgt)
+    out = box(ax, x, 0.55, 3.6, 0.5, "next target token", PALETTE["output"])
+    arrow(ax, head.bottom, out.top, "logits (B, T, V)")
+    note(
+        ax,
+        3.2,
+        1.4,
+        "S = source length, T = target length;\nthe cross-attention map is (B, H, T, S)",
+        ha="center",
+        fontsize=10,
+    )
+    return fig

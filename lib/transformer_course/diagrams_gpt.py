@@ -1,0 +1,316 @@
+"""(a) The decoder-only GPT end to end, and the "you are here" roadmap built on it (00_setup and
+the top of every notebook). Drawn by ``make images``; see ``diagrams.py``.
+"""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+from .diagrams import COURSE, NOTEBOOKS, CourseNumbers
+from .diagrams_base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+
+
+class _Roadmap:
+    """Draws boxes tagged with notebooks; in a roadmap only the current notebook's are coloured."""
+
+    def __init__(self, ax, here: str | None):
+        self.ax, self.here = ax, here
+
+    def lit(self, tags: tuple[str, ...]) -> bool:
+        return self.here is None or self.here in tags
+
+    def box(
+        self,
+        x: float,
+        y: float,
+        w: float,
+        h: float,
+        text: str,
+        colour: str,
+        tags: tuple[str, ...],
+        **kw,
+    ) -> Box:
+        lit = self.lit(tags)
+        mark = self.here is not None and lit
+        drawn = box(
+            self.ax,
+            x,
+            y,
+            w,
+            h,
+            text,
+            colour,
+            muted=not lit,
+            edge=PALETTE["highlight"] if mark else None,
+            linewidth=3.5 if mark else 1.2,
+            **kw,
+        )
+        self.badge(x - w / 2 + 0.08, y + h / 2 - 0.08, tags, lit)
+        return drawn
+
+    def badge(self, x: float, y: float, tags: tuple[str, ...], lit: bool) -> None:
+        label = (
+            tags[0]
+            if len(tags) == 1
+            else f"{tags[0]}–{tags[-1]}"
+            if len(tags) > 2
+            else " ".join(tags)
+        )
+        colour = PALETTE["highlight"] if (lit and self.here) else ("#555555" if lit else "#c8c8c8")
+        self.ax.text(
+            x,
+            y,
+            label,
+            ha="left",
+            va="top",
+            fontsize=8.5,
+            color="white",
+            fontweight="bold",
+            zorder=4,
+            bbox={"boxstyle": "round,pad=0.18", "facecolor": colour, "edgecolor": "none"},
+        )
+
+    def arrow(self, start, end, label=None, tags: tuple[str, ...] = (), **kw) -> None:
+        arrow(self.ax, start, end, label, muted=bool(tags) and not self.lit(tags), **kw)
+
+
+def _draw_embedding_stack(r: _Roadmap, x: float, n: CourseNumbers) -> Box:
+    ax = r.ax
+    text = r.box(
+        x, 14.55, 4.0, 0.6, '"Chapter 1: Building Rapport and …"', PALETTE["data"], ("01",)
+    )
+    tok = r.box(x, 13.35, 4.0, 0.6, "tokenizer (cl100k_base BPE)", PALETTE["data"], ("01",))
+    r.arrow(text.bottom, tok.top, "text", tags=("01",))
+    emb = r.box(
+        x,
+        12.1,
+        4.0,
+        0.75,
+        f"token embedding table\nV × C = V × {n.C}",
+        PALETTE["embed"],
+        ("02", "02b"),
+    )
+    r.arrow(tok.bottom, emb.top, f"ids {n.shape('B', 'T')}", tags=("01", "02"))
+    add = plus(ax, x, 10.95, muted=not r.lit(("03",)))
+    r.arrow(emb.bottom, add.top, n.shape("B", "T", "C"), tags=("02",))
+    pos = r.box(x + 3.3, 10.95, 2.2, 0.75, "positional\nencoding", PALETTE["embed"], ("03",))
+    r.arrow(pos.left, add.right, n.shape("T", "C"), tags=("03",), side="above", offset=0.05)
+    note(
+        ax,
+        x + 2.1,
+        12.1,
+        f"V = {n.V_compact:,} (compact)\nor {n.V_full:,} (full)",
+        fontsize=9,
+        style="normal",
+    )
+    return add
+
+
+def _draw_block(r: _Roadmap, x: float, add: Box, n: CourseNumbers) -> tuple[Box, Box]:
+    ax, tags = r.ax, ("09",)
+    lit = r.lit(tags) or r.lit(("04", "05", "06", "07", "08", "13"))
+    frame(
+        ax,
+        x - 2.6,
+        4.85,
+        x + 2.35,
+        10.35,
+        PALETTE["block"] if lit else "white",
+        dashed=not lit,
+        edge=PALETTE["highlight"] if (r.here in ("09", "13")) else "#333333",
+        linewidth=3.0 if r.here in ("09", "13") else 1.2,
+    )
+    r.badge(x - 2.5, 10.27, ("09",), r.lit(tags))
+    note(
+        ax,
+        x + 2.25,
+        10.12,
+        f"× {n.n_layers} blocks",
+        fontsize=11,
+        ha="right",
+        style="normal",
+        fontweight="bold",
+    )
+    ln1 = r.box(x, 9.55, 3.0, 0.5, "LayerNorm", PALETTE["norm"], tags)
+    mha = r.box(
+        x,
+        8.55,
+        3.4,
+        0.75,
+        f"masked multi-head attention\nH = {n.H} heads of D = {n.D}",
+        PALETTE["attention"],
+        ("04", "05", "06", "07", "08"),
+    )
+    add1 = plus(ax, x, 7.6, muted=not r.lit(tags))
+    ln2 = r.box(x, 6.85, 3.0, 0.5, "LayerNorm", PALETTE["norm"], tags)
+    ffn = r.box(x, 5.95, 3.4, 0.7, f"feed-forward\n{n.C} → {n.d_ff} → {n.C}", PALETTE["ffn"], tags)
+    add2 = plus(ax, x, 5.2, muted=not r.lit(tags))
+    shape = n.shape("B", "T", "C")
+    r.arrow(add.bottom, ln1.top, shape, tags=tags, label_at=(x, 10.6))
+    r.arrow(ln1.bottom, mha.top, shape, tags=tags)
+    r.arrow(mha.bottom, add1.top, shape, tags=tags)
+    r.arrow(add1.bottom, ln2.top, shape, tags=tags)
+    r.arrow(ln2.bottom, ffn.top, shape, tags=tags)
+    r.arrow(ffn.bottom, add2.top, shape, tags=tags)
+    for top_y, node in ((10.05, add1), (7.3, add2)):
+        line(
+            ax,
+            [(x, top_y), (x - 2.25, top_y), (x - 2.25, node.y), node.left],
+            muted=not r.lit(tags),
+        )
+    note(ax, x - 2.2, 8.55, "residual", fontsize=8.5, rotation=90)
+    return mha, add2
+
+
+def _draw_attention_detail(r: _Roadmap, x: float, mha: Box, n: CourseNumbers) -> None:
+    ax = r.ax
+    steps = [
+        ("04", "project: Q, K, V = x W_Q, x W_K, x W_V", n.shape("B", "T", "C") + " × 3"),
+        ("04", "split heads (view + transpose)", n.shape("B", "H", "T", "D")),
+        ("05", "scores Q Kᵀ, scaled by 1/√D = 1/4", n.shape("B", "H", "T", "T")),
+        ("06", "causal mask: −∞ above the diagonal", n.shape("B", "H", "T", "T")),
+        ("07", "softmax over keys (rows sum to 1)", n.shape("B", "H", "T", "T")),
+        ("08", "weights @ V, concatenate heads", n.shape("B", "T", "C")),
+        ("08", "output projection W_O", n.shape("B", "T", "C")),
+    ]
+    top, gap = 10.0, 0.93
+    lit_any = any(r.lit((t,)) for t, _, _ in steps)
+    frame(
+        ax,
+        x - 2.45,
+        top - gap * (len(steps) - 1) - 0.55,
+        x + 2.45,
+        top + 0.75,
+        "#fffaf3" if lit_any else "white",
+        dashed=True,
+    )
+    note(
+        ax,
+        x,
+        top + 0.5,
+        "inside the attention (one block)",
+        ha="center",
+        style="normal",
+        fontsize=10.5,
+        fontweight="bold",
+    )
+    for (x0, y0), (x1, y1) in (
+        ((mha.right[0], mha.y + 0.2), (x - 2.45, top + 0.75)),
+        ((mha.right[0], mha.y - 0.2), (x - 2.45, top - gap * (len(steps) - 1) - 0.55)),
+    ):
+        ax.plot([x0, x1], [y0, y1], color="#bbbbbb", linewidth=0.9, linestyle=":", zorder=0.4)
+    previous = None
+    for i, (tag, text, shape) in enumerate(steps):
+        y = top - i * gap
+        b = r.box(x, y, 4.4, 0.5, text, PALETTE["attention"], (tag,), fontsize=10)
+        if previous is not None:
+            r.arrow(previous.bottom, b.top, None, tags=(tag,))
+        ax.text(
+            b.right[0] - 0.05,
+            y - 0.38,
+            shape,
+            ha="right",
+            va="center",
+            fontsize=8.5,
+            family="DejaVu Sans Mono",
+            color="#1f4e8c" if r.lit((tag,)) else "#b0b0b0",
+            zorder=3,
+        )
+        previous = b
+
+
+def _draw_output(r: _Roadmap, x: float, block_out: Box, n: CourseNumbers) -> None:
+    fln = r.box(x, 4.15, 3.0, 0.5, "final LayerNorm", PALETTE["norm"], ("10",))
+    r.arrow(block_out.bottom, fln.top, n.shape("B", "T", "C"), tags=("10",))
+    head = r.box(
+        x,
+        3.15,
+        3.4,
+        0.6,
+        "linear to the vocabulary\n(C → V, tied to the table)",
+        PALETTE["output"],
+        ("10",),
+    )
+    r.arrow(fln.bottom, head.top, n.shape("B", "T", "C"), tags=("10",))
+    soft = r.box(x, 2.0, 3.0, 0.5, "softmax", PALETTE["output"], ("07", "10"))
+    r.arrow(head.bottom, soft.top, "logits " + n.shape("B", "T", "V"), tags=("10",))
+    loss = r.box(
+        x - 1.45,
+        0.55,
+        2.6,
+        0.7,
+        "cross-entropy loss\nvs the next ids",
+        PALETTE["output"],
+        ("10", "11"),
+    )
+    gen = r.box(
+        x + 1.45,
+        0.55,
+        2.6,
+        0.7,
+        "pick the next token\n(greedy, top-k, …)",
+        PALETTE["output"],
+        ("12",),
+    )
+    r.arrow(
+        (soft.x - 0.6, soft.bottom[1]),
+        loss.top,
+        n.shape("B", "T", "V"),
+        tags=("10", "11"),
+        side="left",
+    )
+    r.arrow((soft.x + 0.6, soft.bottom[1]), gen.top, "last row (1, V)", tags=("12",))
+
+
+def _draw_side_roads(r: _Roadmap, x: float) -> None:
+    modern = r.box(
+        x,
+        2.15,
+        4.6,
+        0.8,
+        "a LLaMA-style block instead:\nRoPE, RMSNorm, SwiGLU, GQA",
+        PALETTE["modern"],
+        ("13",),
+    )
+    encdec = r.box(
+        x,
+        0.9,
+        4.6,
+        0.8,
+        "add an encoder: cross-attention\n(a tiny seq2seq task)",
+        PALETTE["modern"],
+        ("14",),
+    )
+    r.arrow(modern.left, (5.95, 6.0), None, tags=("13",), connection="arc3,rad=-0.25")
+    note(r.ax, encdec.x, 0.3, "the same library, other architectures", ha="center", fontsize=8.5)
+
+
+def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
+    """(a) The decoder-only GPT end to end, the shape on every arrow, each stage tagged with the
+    notebook that builds it. ``here`` = a notebook number ("04") greys out every other stage:
+    the "you are here" roadmap (introduced in 00_setup)."""
+    if here is not None and here not in NOTEBOOKS:
+        raise ValueError(f"here must be a notebook number {list(NOTEBOOKS)} or None, got {here!r}")
+    fig, ax = canvas(12.5, 16.2)
+    r = _Roadmap(ax, None if here in (None, "00") else here)
+    heading = (
+        "The course's tiny GPT, end to end"
+        if r.here is None
+        else f"You are here: {r.here} · {NOTEBOOKS[r.here]}"
+    )
+    title(ax, 6.25, 15.75, heading, fontsize=17)
+    note(
+        ax,
+        6.25,
+        15.3,
+        "badges = notebooks; blue = tensor shapes (B=4 windows, T=16 tokens, C=64, V = vocabulary)",
+        ha="center",
+        fontsize=9.5,
+        style="normal",
+    )
+    add = _draw_embedding_stack(r, 3.5, numbers)
+    mha, block_out = _draw_block(r, 3.5, add, numbers)
+    _draw_attention_detail(r, 9.75, mha, numbers)
+    _draw_output(r, 3.5, block_out, numbers)
+    _draw_side_roads(r, 9.75)
+    return fig

@@ -1,0 +1,117 @@
+"""The diagrams in images/ are exactly what the code draws (make images), byte for byte."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from transformer_course import diagrams
+from transformer_course.diagrams_base import render
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+import images  # noqa: E402  (tools/images.py)
+
+
+@pytest.fixture(scope="module")
+def drawn() -> dict[str, bytes]:
+    return images.diagram_files()
+
+
+def test_every_committed_diagram_is_current(drawn, tmp_path):
+    """Regenerate into a temporary folder and compare: fails when a diagram is missing or stale."""
+    for name, data in drawn.items():
+        (tmp_path / name).write_bytes(data)
+    problems = []
+    for name in sorted(drawn):
+        committed = REPO / "images" / name
+        if not committed.exists():
+            problems.append(f"missing: images/{name}")
+        elif committed.read_bytes() != (tmp_path / name).read_bytes():
+            problems.append(f"stale: images/{name}")
+    assert not problems, "run `make images` and commit images/:\n" + "\n".join(problems)
+
+
+def test_no_orphan_images(drawn):
+    """Every file in images/ is drawn by the code (no hand-made binaries nobody can regenerate)."""
+    orphans = sorted(
+        p.name for p in (REPO / "images").iterdir() if p.name not in drawn and p.name != ".gitkeep"
+    )
+    assert not orphans, f"images/ holds files no diagram draws: {orphans}"
+
+
+def test_drawing_is_deterministic():
+    first = render(diagrams.gpt_overview(), "svg")
+    assert first == render(diagrams.gpt_overview(), "svg")
+    assert b"<dc:date>" not in first and b"Matplotlib v" not in first, (
+        "no date or version in the SVG"
+    )
+    png = render(diagrams.roadmap("04"), "png")
+    assert png == render(diagrams.roadmap("04"), "png")
+    assert b"Software" not in png[:200] and b"matplotlib" not in png[:400].lower()
+
+
+def test_diagrams_use_the_course_numbers(drawn):
+    """The shapes on the arrows are the course's (B=4, T=16, C=64, H=4, D=16, V=3,771/100,070)."""
+    svg = {name: data.decode() for name, data in drawn.items() if name.endswith(".svg")}
+    assert "(4, 16, 64)" in svg["gpt_overview.svg"] and "(4, 16)" in svg["gpt_overview.svg"]
+    assert "3,771" in svg["gpt_overview.svg"] and "100,070" in svg["gpt_overview.svg"]
+    assert "(4, 4, 16, 16)" in svg["multi_head_attention.svg"]
+    for step in ("split", "scale", "mask", "softmax", "weights @ V", "concatenate", "W_O"):
+        assert step in svg["multi_head_attention.svg"], step
+    for word in ("RoPE", "RMSNorm", "SwiGLU", "2 K/V heads", "64 → 171 → 64"):
+        assert word in svg["llama_vs_classic.svg"], word
+    assert "cross-attention" in svg["encoder_decoder.svg"]
+    assert svg["block_pre_post_norm.svg"].count("LayerNorm") == 4
+    assert "× 8 blocks" in svg["gpt_overview.svg"]
+
+
+def test_course_numbers_match_the_model():
+    """The diagram's numbers are the model's defaults, not a second copy that can drift."""
+    from transformer_course.model import GPTConfig
+
+    config = GPTConfig(vocab_size=diagrams.COURSE.V_compact)
+    n = diagrams.COURSE
+    assert (config.context_length, config.d_model, config.n_heads, config.n_layers) == (
+        n.T,
+        n.C,
+        n.H,
+        n.n_layers,
+    )
+    assert (config.head_size, config.hidden_size) == (n.D, n.d_ff)
+
+
+def test_every_notebook_has_a_roadmap_image(drawn):
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb")):
+        assert f"roadmap_{images.notebook_number(path)}.png" in drawn
+
+
+def test_image_url_and_bad_input():
+    url = diagrams.image_url("roadmap_04.png")
+    assert url.startswith("https://raw.githubusercontent.com/") and url.endswith(
+        "/main/images/roadmap_04.png"
+    )
+    with pytest.raises(ValueError, match="here must be a notebook number"):
+        diagrams.roadmap("99")
+    with pytest.raises(ValueError, match="name must be a file name"):
+        diagrams.image_url("../x.png")
+    with pytest.raises(ValueError, match="fmt must be"):
+        render(diagrams.gpt_overview(), "jpg")
+
+
+def test_roadmap_refresh_is_idempotent_and_keeps_other_cells():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 04 · x"), nbformat.v4.new_code_cell("1 + 1")]
+    ids = [c.id for c in nb.cells]
+    assert images.refresh_roadmap(nb, "04")
+    assert [c.id for c in nb.cells] == [ids[0], "roadmap", ids[1]]
+    assert not images.refresh_roadmap(nb, "04"), "a second run changes nothing"
+    nb.cells[1].source = images.MARKER + "\nold text"
+    nb.cells.append(nb.cells.pop(1))  # a stale roadmap cell at the end moves back, updated
+    assert images.refresh_roadmap(nb, "04")
+    assert [c.id for c in nb.cells] == [ids[0], "roadmap", ids[1]]
+    assert nb.cells[1].source == images.roadmap_source("04")
