@@ -9,8 +9,8 @@ markdown cell right after its header that shows ``images/roadmap_NN.png`` (and i
 diagram, :data:`TOPIC_DIAGRAMS`) by absolute URL (why: see the DESIGN note of
 ``transformer_course/diagrams.py``). The cell is found by its first line, the marker
 :data:`MARKER` (a tag would not survive ``tools/nbtool.py``'s percent-script round trip), updated
-in place when it differs, inserted when missing; no other cell, id or output is touched, and no
-kernel is started.
+in place when it differs, inserted when missing (the cells are then numbered c000, c001, … as
+``tools/nbtool.py`` numbers them); no other cell or output is touched, and no kernel is started.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from transformer_course.diagrams_base import render  # noqa: E402
 IMAGES = REPO / "images"
 NOTEBOOK_DIR = REPO / "notebooks"
 MARKER = "<!-- roadmap: drawn by tools/images.py (make images); edits here are overwritten -->"
-ROADMAP_ID = "roadmap"
 ROADMAP_WIDTH = 640  # pixels shown; 00 also draws the map full size in a cell output
 TOPIC_WIDTH = 900
 #: The diagrams each notebook's topic needs, shown under its roadmap (04 and 00 draw theirs in
@@ -106,15 +105,21 @@ def refresh_roadmap(nb, number: str) -> bool:
         return False
     for i in reversed(found):
         del nb.cells[i]
-    cell = nbformat.v4.new_markdown_cell(source)
-    taken = {c.get("id") for c in nb.cells}
-    cell.id = (
-        ROADMAP_ID
-        if ROADMAP_ID not in taken
-        else next(f"{ROADMAP_ID}-{i}" for i in range(2, 99) if f"{ROADMAP_ID}-{i}" not in taken)
-    )
-    nb.cells.insert(1, cell)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell(source))
+    number_cells(nb)
     return True
+
+
+def number_cells(nb) -> bool:
+    """Give every cell the id ``tools/nbtool.py`` gives it (c000, c001, …); True when one changed.
+
+    The same rule in both tools keeps a notebook's ids unchanged by a build after `make images`.
+    """
+    changed = False
+    for index, cell in enumerate(nb.cells):
+        if cell.get("id") != f"c{index:03d}":
+            cell.id, changed = f"c{index:03d}", True
+    return changed
 
 
 def diagram_files() -> dict[str, bytes]:
@@ -145,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_bytes(data)
     for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        if refresh_roadmap(nb, notebook_number(path)):
+        if refresh_roadmap(nb, notebook_number(path)) | number_cells(nb):
             stale.append(f"notebooks/{path.name} (roadmap cell)")
             if not args.check:
                 nbformat.write(nb, path)
