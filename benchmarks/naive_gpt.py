@@ -1,4 +1,4 @@
-"""The benchmark's baseline: a GPT written the way the backbone source (seed 000) structures it.
+"""The benchmark's baseline: a GPT written the way the code accompanying the decoder walk-through (SOURCES.md) structures it.
 
 Deliberately naive, and kept only so that ``bench_training.py`` can measure what the course's
 ``model.GPT`` gains. What makes it slow is what the seed's structure does:

@@ -1,8 +1,8 @@
 """The tiny decoder-only GPT of the course (09_transformer_block, 10_logits_and_loss).
 
 Token embedding (+ positions) -> ``n_layers`` × :class:`Block` -> final norm -> a linear
-layer to the vocabulary. The defaults are the backbone source's hyperparameters
-(seed 000: context 16, d_model 64, 4 heads, 8 blocks, dropout 0.1); switches in
+layer to the vocabulary. The defaults are the sizes of the code that accompanies the decoder
+walk-through (SOURCES.md): context 16, d_model 64, 4 heads, 8 blocks, dropout 0.1; switches in
 :class:`GPTConfig` turn it into the LLaMA-style variants of 13_modern_blocks
 (RoPE, RMSNorm, SwiGLU, grouped-query attention).
 """
