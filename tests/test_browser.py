@@ -585,6 +585,9 @@ class Learner:
         assert widgets.count() > 0, f"{self.name}: no widget was rendered"
         for w in range(widgets.count()):
             widget = widgets.nth(w)
+            if not widget.is_visible():  # a finished progress bar hides itself (its text stays)
+                self.notes.append(f"widget {w + 1}: hidden (a finished progress bar)")
+                continue
             self.element_screenshot(widget, self.shots / f"widget{w + 1}-before.png")
             controls = self.controls(widget)
             if not controls and widget.locator(".widget-hprogress, .widget-progress").count():
