@@ -7,11 +7,13 @@ non-linearity, project back d_ff -> C.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-ACTIVATIONS = ("relu", "gelu", "silu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 
 
 def _check_size(name: str, value: int) -> None:
@@ -26,6 +28,9 @@ def _activation(name: str):
         return F.relu
     if name == "gelu":
         return F.gelu
+    if name == "gelu_tanh":
+        # GPT-2's tanh approximation of GELU; it differs from the exact erf form by up to ~1e-3.
+        return partial(F.gelu, approximate="tanh")
     if name == "silu":
         return F.silu
     raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {name!r}")

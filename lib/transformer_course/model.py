@@ -25,7 +25,7 @@ from .positional import sinusoidal_encoding
 
 POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
-FEEDFORWARDS = ("relu", "gelu", "silu", "swiglu")
+FEEDFORWARDS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 PLACEMENTS = ("pre", "post")
 
 
@@ -41,6 +41,13 @@ def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
+def _check_positive_float(name: str, value: object, above: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or not value > above:
+        raise ValueError(f"{name} must be a finite number greater than {above:g}, got {value!r}")
+
+
 @dataclass
 class GPTConfig:
     """Everything that defines a :class:`GPT` (introduced in 09_transformer_block).
@@ -48,12 +55,15 @@ class GPTConfig:
     ``vocab_size`` is the number of rows of the embedding table (max token id + 1).
     The switches: ``positional`` ("sinusoidal" table added to the embeddings, "learned"
     table, "rope" rotations inside attention, or "none": only the causal mask tells order), ``norm`` ("layernorm" | "rmsnorm"),
-    ``feedforward`` ("relu" | "gelu" | "silu" | "swiglu"), ``d_ff`` (hidden width;
+    ``feedforward`` ("relu" | "gelu" | "gelu_tanh" (GPT-2's tanh-approximate GELU) | "silu" |
+    "swiglu"), ``d_ff`` (hidden width;
     default 4 · d_model, or ⌈8/3 · d_model⌉ for SwiGLU, which keeps the parameter count),
     ``n_kv_heads`` (fewer K/V heads = grouped-query attention; None = n_heads),
     ``norm_placement`` ("pre": norm before each sub-layer, as GPT-2 and the course;
     "post": after the residual add, as the 2017 paper), ``tie_weights`` (the output
-    layer reuses the embedding table) and ``bias`` (biases in the linear layers).
+    layer reuses the embedding table), ``bias`` (biases in the linear layers), ``norm_eps``
+    (the epsilon of every norm; None keeps each norm's default: LayerNorm 1e-5, RMSNorm 1e-6;
+    GPT-2 and LLaMA-2/3 use 1e-5) and ``rope_base`` (RoPE's base; LLaMA-2 10,000, LLaMA-3 500,000).
     """
 
     vocab_size: int
@@ -70,6 +80,8 @@ class GPTConfig:
     norm_placement: str = "pre"
     tie_weights: bool = True
     bias: bool = True
+    norm_eps: float | None = None
+    rope_base: float = 10000.0
 
     def __post_init__(self) -> None:
         _check_int("vocab_size", self.vocab_size, 2)
@@ -114,6 +126,9 @@ class GPTConfig:
         for name in ("tie_weights", "bias"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.norm_eps is not None:
+            _check_positive_float("norm_eps", self.norm_eps, above=0.0)
+        _check_positive_float("rope_base", self.rope_base, above=1.0)
 
     @property
     def head_size(self) -> int:
@@ -130,7 +145,9 @@ class GPTConfig:
 
 def make_norm(config: GPTConfig) -> nn.Module:
     """The normalisation layer the config asks for, over d_model features."""
-    return LayerNorm(config.d_model) if config.norm == "layernorm" else RMSNorm(config.d_model)
+    norm = LayerNorm if config.norm == "layernorm" else RMSNorm
+    # None keeps each class's own default eps (LayerNorm 1e-5, RMSNorm 1e-6).
+    return norm(config.d_model) if config.norm_eps is None else norm(config.d_model, config.norm_eps)
 
 
 def make_feedforward(config: GPTConfig) -> nn.Module:
@@ -162,6 +179,7 @@ class Block(nn.Module):
             dropout=config.dropout,
             bias=config.bias,
             rope=config.positional == "rope",
+            rope_base=config.rope_base,
         )
         self.attn_dropout = nn.Dropout(config.dropout)  # on the attention branch before the add
         self.norm2 = make_norm(config)
