@@ -30,9 +30,16 @@ def _save(model, tmp_path):
 def _llama(tmp_path, tie: bool):
     torch.manual_seed(SEED)
     config = transformers.LlamaConfig(
-        vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
-        rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=tie,
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+        rope_theta=500000.0,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=tie,
     )
     model = transformers.LlamaForCausalLM(config)
     return model, _save(model, tmp_path)
@@ -108,7 +115,9 @@ def test_gelu_tanh_equals_pytorch():
 
 
 def test_norm_eps_and_rope_base_reach_every_layer():
-    config = GPTConfig(vocab_size=10, n_layers=2, positional="rope", norm="rmsnorm", norm_eps=1e-5, rope_base=5e5)
+    config = GPTConfig(
+        vocab_size=10, n_layers=2, positional="rope", norm="rmsnorm", norm_eps=1e-5, rope_base=5e5
+    )
     model = GPT(config)
     norms = [m for b in model.blocks for m in (b.norm1, b.norm2)] + [model.final_norm]
     assert all(n.eps == 1e-5 for n in norms)
@@ -137,8 +146,15 @@ def test_unsupported_configs_are_refused(tmp_path):
         gpt_config_from_hf({"model_type": "bert"})
     with pytest.raises(ValueError, match="rope scaling"):
         gpt_config_from_hf(
-            {"model_type": "llama", "vocab_size": 10, "hidden_size": 8, "num_attention_heads": 2,
-             "num_hidden_layers": 1, "intermediate_size": 16, "rope_scaling": {"rope_type": "llama3"}}
+            {
+                "model_type": "llama",
+                "vocab_size": 10,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "num_hidden_layers": 1,
+                "intermediate_size": 16,
+                "rope_scaling": {"rope_type": "llama3"},
+            }
         )
     with pytest.raises(ValueError, match="config.json"):
         load_pretrained(tmp_path)

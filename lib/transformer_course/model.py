@@ -147,7 +147,9 @@ def make_norm(config: GPTConfig) -> nn.Module:
     """The normalisation layer the config asks for, over d_model features."""
     norm = LayerNorm if config.norm == "layernorm" else RMSNorm
     # None keeps each class's own default eps (LayerNorm 1e-5, RMSNorm 1e-6).
-    return norm(config.d_model) if config.norm_eps is None else norm(config.d_model, config.norm_eps)
+    return (
+        norm(config.d_model) if config.norm_eps is None else norm(config.d_model, config.norm_eps)
+    )
 
 
 def make_feedforward(config: GPTConfig) -> nn.Module:

@@ -23,13 +23,20 @@ from .model import GPT, GPTConfig
 
 __all__ = ["download_checkpoint", "gpt_config_from_hf", "halves_to_pairs", "load_pretrained"]
 
-_GPT2_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+_GPT2_ACTIVATIONS = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu": "gelu",
+    "relu": "relu",
+}
 
 
 def _read_config(folder: Path) -> dict:
     path = folder / "config.json"
     if not path.is_file():
-        raise ValueError(f"checkpoint folder {str(folder)!r} has no config.json; pass a Hugging Face model folder")
+        raise ValueError(
+            f"checkpoint folder {str(folder)!r} has no config.json; pass a Hugging Face model folder"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -60,7 +67,9 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
     if model_type == "gpt2":
         activation = hf.get("activation_function", "gelu_new")
         if activation not in _GPT2_ACTIVATIONS:
-            raise ValueError(f"GPT-2 activation_function {activation!r} is not one of {sorted(_GPT2_ACTIVATIONS)}")
+            raise ValueError(
+                f"GPT-2 activation_function {activation!r} is not one of {sorted(_GPT2_ACTIVATIONS)}"
+            )
         window = hf.get("n_positions", 1024)
         config = dict(
             vocab_size=hf["vocab_size"],
@@ -79,12 +88,21 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
     elif model_type == "llama":
         d_model, n_heads = hf["hidden_size"], hf["num_attention_heads"]
         if hf.get("head_dim", d_model // n_heads) != d_model // n_heads:
-            raise ValueError(f"head_dim {hf['head_dim']} ≠ hidden_size // num_attention_heads: not expressible")
-        attention_bias, mlp_bias = bool(hf.get("attention_bias", False)), bool(hf.get("mlp_bias", False))
+            raise ValueError(
+                f"head_dim {hf['head_dim']} ≠ hidden_size // num_attention_heads: not expressible"
+            )
+        attention_bias, mlp_bias = (
+            bool(hf.get("attention_bias", False)),
+            bool(hf.get("mlp_bias", False)),
+        )
         if attention_bias != mlp_bias:
-            raise ValueError("attention_bias and mlp_bias differ; GPTConfig has one bias switch for both")
+            raise ValueError(
+                "attention_bias and mlp_bias differ; GPTConfig has one bias switch for both"
+            )
         if hf.get("hidden_act", "silu") != "silu":
-            raise ValueError(f"LLaMA hidden_act {hf['hidden_act']!r} is not supported (only 'silu' = SwiGLU)")
+            raise ValueError(
+                f"LLaMA hidden_act {hf['hidden_act']!r} is not supported (only 'silu' = SwiGLU)"
+            )
         window = hf.get("max_position_embeddings", 2048)
         config = dict(
             vocab_size=hf["vocab_size"],
@@ -105,8 +123,14 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
     else:
         raise ValueError(f"model_type must be 'gpt2' or 'llama', got {model_type!r}")
     if context_length is not None:
-        if not isinstance(context_length, int) or isinstance(context_length, bool) or not 1 <= context_length <= window:
-            raise ValueError(f"context_length must be an int in [1, {window}], got {context_length!r}")
+        if (
+            not isinstance(context_length, int)
+            or isinstance(context_length, bool)
+            or not 1 <= context_length <= window
+        ):
+            raise ValueError(
+                f"context_length must be an int in [1, {window}], got {context_length!r}"
+            )
         config["context_length"] = context_length
     return GPTConfig(dropout=0.0, **config)
 
@@ -143,7 +167,8 @@ def _gpt2_state(t: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torc
     for i in range(config.n_layers):
         h, b = f"h.{i}.", f"blocks.{i}."
         # Conv1D keeps (in, out); nn.Linear keeps (out, in).
-        q, k, v = t[h + "attn.c_attn.weight"].t().split(C, dim=0)  # (C, 3C) -> (3C, C) -> 3 × (C, C)
+        # (C, 3C) -> (3C, C) -> 3 × (C, C)
+        q, k, v = t[h + "attn.c_attn.weight"].t().split(C, dim=0)
         qb, kb, vb = t[h + "attn.c_attn.bias"].split(C)  # (3C,) -> 3 × (C,)
         state |= {
             b + "norm1.weight": t[h + "ln_1.weight"],
@@ -176,7 +201,8 @@ def halves_to_pairs(weight: torch.Tensor, n_heads: int) -> torch.Tensor:
     D = weight.shape[0] // n_heads
     half = torch.arange(D // 2)  # (D/2,)
     order = torch.stack((half, half + D // 2), dim=1).flatten()  # (D,) 0, D/2, 1, D/2+1, …
-    return weight.unflatten(0, (n_heads, D))[:, order].flatten(0, 1)  # (H·D, ...) -> (H, D, ...) -> (H·D, ...)
+    heads = weight.unflatten(0, (n_heads, D))  # (H·D, ...) -> (H, D, ...)
+    return heads[:, order].flatten(0, 1)  # (H, D, ...) -> (H·D, ...)
 
 
 def _llama_state(t: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
@@ -196,11 +222,18 @@ def _llama_state(t: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, tor
             b + "ffn.up.weight": t[h + "mlp.up_proj.weight"],
             b + "ffn.down.weight": t[h + "mlp.down_proj.weight"],
         }
-        for ours, theirs, heads in (("q", "q", config.n_heads), ("k", "k", kv_heads), ("v", "v", None), ("out", "o", None)):
+        for ours, theirs, heads in (
+            ("q", "q", config.n_heads),
+            ("k", "k", kv_heads),
+            ("v", "v", None),
+            ("out", "o", None),
+        ):
             for kind in ("weight", "bias") if config.bias else ("weight",):
                 tensor = t[f"{h}self_attn.{theirs}_proj.{kind}"]
                 # Only the rotated projections (Q and K) need RoPE's pairing changed.
-                state[f"{b}attn.{ours}_proj.{kind}"] = tensor if heads is None else halves_to_pairs(tensor, heads)
+                state[f"{b}attn.{ours}_proj.{kind}"] = (
+                    tensor if heads is None else halves_to_pairs(tensor, heads)
+                )
         if config.bias:
             for name in ("gate", "up", "down"):
                 state[f"{b}ffn.{name}.bias"] = t[f"{h}mlp.{name}_proj.bias"]
@@ -219,7 +252,9 @@ def load_pretrained(
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ValueError(f"folder must be a checkpoint directory, got {str(folder)!r} (not a directory)")
+        raise ValueError(
+            f"folder must be a checkpoint directory, got {str(folder)!r} (not a directory)"
+        )
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
     hf = _read_config(folder)
@@ -229,7 +264,9 @@ def load_pretrained(
     try:
         state = build(tensors, config)
     except KeyError as missing:
-        raise ValueError(f"checkpoint in {str(folder)!r} lacks tensor {missing}; is it a {hf['model_type']} model?") from None
+        raise ValueError(
+            f"checkpoint in {str(folder)!r} lacks tensor {missing}; is it a {hf['model_type']} model?"
+        ) from None
     model = GPT(config)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=True)
     return model.to(dtype).eval()
@@ -243,9 +280,15 @@ def download_checkpoint(repo_id: str, root: str | Path = "data") -> Path:
     Example: ``load_pretrained(download_checkpoint("openai-community/gpt2"))``.
     """
     if not isinstance(repo_id, str) or repo_id.count("/") != 1:
-        raise ValueError(f"repo_id must look like 'owner/name' (e.g. 'openai-community/gpt2'), got {repo_id!r}")
+        raise ValueError(
+            f"repo_id must look like 'owner/name' (e.g. 'openai-community/gpt2'), got {repo_id!r}"
+        )
     from huggingface_hub import snapshot_download  # comes with `datasets`; only needed here
 
     target = Path(root) / repo_id
-    snapshot_download(repo_id, local_dir=target, allow_patterns=["config.json", "*.safetensors", "*.safetensors.index.json"])
+    snapshot_download(
+        repo_id,
+        local_dir=target,
+        allow_patterns=["config.json", "*.safetensors", "*.safetensors.index.json"],
+    )
     return target
