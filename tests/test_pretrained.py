@@ -16,6 +16,9 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
 
 VOCAB, SEED = 97, 0
+# Weights 10× GPT-2's std 0.02, so that the activations are large enough for a wrong GELU
+# (exact instead of tanh: 1e-3 here, 9e-6 at std 0.02) or a wrong RoPE base to show.
+INIT = 0.2
 
 
 def _ids(T: int = 12, B: int = 2) -> torch.Tensor:
@@ -40,6 +43,7 @@ def _llama(tmp_path, tie: bool):
         rope_theta=500000.0,
         rms_norm_eps=1e-5,
         tie_word_embeddings=tie,
+        initializer_range=INIT,
     )
     model = transformers.LlamaForCausalLM(config)
     return model, _save(model, tmp_path)
@@ -61,11 +65,17 @@ def _compare(reference, folder) -> float:
 def test_gpt2_logits_match_transformers(tmp_path, tie):
     torch.manual_seed(SEED)
     config = transformers.GPT2Config(
-        vocab_size=VOCAB, n_positions=32, n_embd=64, n_layer=2, n_head=4, tie_word_embeddings=tie
+        vocab_size=VOCAB,
+        n_positions=32,
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        tie_word_embeddings=tie,
+        initializer_range=INIT,
     )
     reference = transformers.GPT2LMHeadModel(config)
     if not tie:  # an untied head must really be a different tensor
-        torch.nn.init.normal_(reference.lm_head.weight, std=0.02)
+        torch.nn.init.normal_(reference.lm_head.weight, std=INIT)
     _compare(reference, _save(reference, tmp_path))
     model = load_pretrained(tmp_path)
     assert model.config.feedforward == "gelu_tanh" and model.config.tie_weights is tie
@@ -86,6 +96,40 @@ def test_llama_without_the_rope_permutation_differs(tmp_path, monkeypatch):
     import transformer_course.pretrained as pretrained
 
     monkeypatch.setattr(pretrained, "halves_to_pairs", lambda weight, n_heads: weight)
+    with pytest.raises(AssertionError):
+        _compare(reference, folder)
+
+
+@pytest.mark.parametrize(
+    ("family", "change"), [("gpt2", {"feedforward": "gelu"}), ("llama", {"rope_base": 10000.0})]
+)
+def test_without_the_new_config_fields_the_logits_differ(tmp_path, monkeypatch, family, change):
+    """Exact GELU for GPT-2, or LLaMA-2's RoPE base for a 500,000-base model, breaks the match."""
+    import dataclasses
+
+    import transformer_course.pretrained as pretrained
+
+    if family == "llama":
+        reference, folder = _llama(tmp_path, False)
+    else:
+        torch.manual_seed(SEED)
+        reference = transformers.GPT2LMHeadModel(
+            transformers.GPT2Config(
+                vocab_size=VOCAB,
+                n_positions=32,
+                n_embd=64,
+                n_layer=2,
+                n_head=4,
+                initializer_range=INIT,
+            )
+        )
+        folder = _save(reference, tmp_path)
+    original = pretrained.gpt_config_from_hf
+    monkeypatch.setattr(
+        pretrained,
+        "gpt_config_from_hf",
+        lambda hf, context_length=None: dataclasses.replace(original(hf, context_length), **change),
+    )
     with pytest.raises(AssertionError):
         _compare(reference, folder)
 
