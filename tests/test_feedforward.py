@@ -17,7 +17,15 @@ def test_default_width_is_four_times():
     assert sum(p.numel() for p in ffn.parameters()) == 64 * 256 + 256 + 256 * 64 + 64
 
 
-@pytest.mark.parametrize("activation, fn", [("relu", F.relu), ("gelu", F.gelu), ("silu", F.silu)])
+@pytest.mark.parametrize(
+    "activation, fn",
+    [
+        ("relu", F.relu),
+        ("gelu", F.gelu),
+        ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+        ("silu", F.silu),
+    ],
+)
 def test_feedforward_formula(activation, fn):
     torch.manual_seed(0)
     ffn = FeedForward(16, 40, activation=activation)
@@ -62,7 +70,7 @@ def test_dropout_only_in_training():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="activation must be one of relu, gelu, silu"):
+    with pytest.raises(ValueError, match="activation must be one of relu, gelu, gelu_tanh, silu"):
         FeedForward(8, activation="tanh")
     with pytest.raises(ValueError, match="d_ff must be at least 1"):
         FeedForward(8, d_ff=0)

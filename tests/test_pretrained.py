@@ -202,3 +202,17 @@ def test_unsupported_configs_are_refused(tmp_path):
         )
     with pytest.raises(ValueError, match="config.json"):
         load_pretrained(tmp_path)
+
+
+def test_a_checkpoint_saved_before_the_new_fields_still_loads(tmp_path):
+    """Checkpoints written before norm_eps and rope_base existed lack those keys."""
+    from transformer_course.checkpoint import load_checkpoint, read_checkpoint, save_checkpoint
+
+    model = GPT(GPTConfig(vocab_size=10, n_layers=1))
+    path = tmp_path / "old.pt"
+    save_checkpoint(path, model)
+    checkpoint = read_checkpoint(path)
+    for name in ("norm_eps", "rope_base"):
+        del checkpoint["model_config"][name]
+    torch.save(checkpoint, path)
+    load_checkpoint(path, GPT(GPTConfig(vocab_size=10, n_layers=1)))

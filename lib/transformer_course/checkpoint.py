@@ -270,6 +270,19 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _with_defaults(saved: Any, model: nn.Module) -> Any:
+    """``saved`` plus the defaults of config fields added after it was written (e.g. GPTConfig's
+    ``norm_eps`` and ``rope_base``): an older checkpoint still matches the model it describes."""
+    config = getattr(model, "config", None)
+    if not isinstance(saved, dict) or not dataclasses.is_dataclass(config):
+        return saved
+    filled = dict(saved)
+    for field in dataclasses.fields(config):
+        if field.name not in filled and field.default is not dataclasses.MISSING:
+            filled[field.name] = field.default
+    return filled
+
+
 def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
     keys = sorted(saved.keys() | current.keys())
     return [
@@ -468,6 +481,7 @@ def _fill(
     if target is not None:
         _check_kind(checkpoint, path, target)
         saved, current = checkpoint.get("model_config"), model_config(target)
+        saved = _with_defaults(saved, target)
         if saved is not None and current is not None and saved != current:
             differences = "; ".join(_config_differences(saved, current))
             raise CheckpointError(
