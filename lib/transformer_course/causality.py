@@ -160,11 +160,35 @@ def check_causal(
     :class:`CausalityReport` with ``raise_on_leak=False``. Outputs must stay identical up to
     ``atol`` (0: bit for bit); gradients must be exactly zero.
     """
+    T = _checked_arguments(model, T, batch_size, atol)
+    generator = torch.Generator().manual_seed(seed)
+    probe = _Probe.build(model, T, batch_size, generator, forward_kwargs)
+    was_training = model.training
+    model.eval()
+    try:
+        changed, max_change = _perturbation_test(probe, atol, generator)
+        leaks, max_gradient = _gradient_test(probe, generator)
+    finally:
+        model.train(was_training)
+    report = CausalityReport(
+        positions=T,
+        mode=probe.mode,
+        changed=tuple(changed),
+        leaks=tuple(leaks),
+        max_change=max_change,
+        max_gradient=max_gradient,
+    )
+    if raise_on_leak and not report.ok:
+        raise CausalityError(report)
+    return report
+
+
+def _checked_arguments(model: nn.Module, T: int | None, batch_size: int, atol: float) -> int:
+    """``T`` (defaulted from the model's config) after checking every argument."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    config = getattr(model, "config", None)
     if T is None:
-        limit = getattr(config, "context_length", None)
+        limit = getattr(getattr(model, "config", None), "context_length", None)
         T = min(int(limit), 16) if isinstance(limit, int) else 8
     if isinstance(T, bool) or not isinstance(T, int) or T < 2:
         raise ValueError(
@@ -174,110 +198,118 @@ def check_causal(
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if not (isinstance(atol, (int, float)) and atol >= 0):
         raise ValueError(f"atol must be a number ≥ 0, got {atol!r}")
+    return T
 
-    parameter = next(model.parameters(), None)
-    device = parameter.device if parameter is not None else torch.device("cpu")
-    dtype = (
-        parameter.dtype
-        if parameter is not None and parameter.is_floating_point()
-        else torch.float32
-    )
-    generator = torch.Generator().manual_seed(seed)
-    embedding = _input_embedding(model)
-    if embedding is not None:
-        mode = "token ids"
-        vocab = embedding.num_embeddings
-        inputs = torch.randint(0, vocab, (batch_size, T), generator=generator)  # (B, T)
-    else:
+
+@dataclass
+class _Probe:
+    """The model under test, its seeded inputs and how to read its output [B, T, ...]."""
+
+    model: nn.Module
+    inputs: torch.Tensor  # (B, T) token ids or (B, T, C) vectors
+    mode: str  # "token ids" or "vectors"
+    embedding: nn.Embedding | None
+    forward_kwargs: dict
+
+    @classmethod
+    def build(cls, model, T, batch_size, generator, forward_kwargs) -> _Probe:
+        parameter = next(model.parameters(), None)
+        device = parameter.device if parameter is not None else torch.device("cpu")
+        dtype = (
+            parameter.dtype
+            if parameter is not None and parameter.is_floating_point()
+            else torch.float32
+        )
+        embedding = _input_embedding(model)
+        if embedding is not None:
+            vocab = embedding.num_embeddings
+            inputs = torch.randint(0, vocab, (batch_size, T), generator=generator)  # (B, T)
+            return cls(model, inputs.to(device), "token ids", embedding, forward_kwargs)
         width = _model_width(model)
         if width is None:
             raise ValueError(
                 "model has no nn.Embedding and no d_model attribute, so check_causal cannot tell "
                 "what input to build; give the module a d_model attribute"
             )
-        mode = "vectors"
         inputs = torch.randn(batch_size, T, width, generator=generator).to(dtype)  # (B, T, C)
-    inputs = inputs.to(device)
+        return cls(model, inputs.to(device), "vectors", None, forward_kwargs)
 
-    def run(x: torch.Tensor) -> torch.Tensor:
-        out = _first_tensor(model(x, **forward_kwargs), "model")
-        if out.dim() < 2 or tuple(out.shape[:2]) != (batch_size, T):
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        out = _first_tensor(self.model(x, **self.forward_kwargs), "model")
+        B, T = self.inputs.shape[:2]
+        if out.dim() < 2 or tuple(out.shape[:2]) != (B, T):
             raise ValueError(
-                f"model's output must start with [B, T] = [{batch_size}, {T}], got {tuple(out.shape)}"
+                f"model's output must start with [B, T] = [{B}, {T}], got {tuple(out.shape)}"
             )
         return out
 
-    was_training = model.training
-    model.eval()
-    changed: list[int] = []
-    leaks: list[tuple[int, int]] = []
-    max_change = max_gradient = 0.0
-    try:
-        with torch.no_grad():
-            reference = run(inputs)  # (B, T, ...)
-            for t in range(T - 1):
-                other = inputs.clone()
-                if mode == "token ids":
-                    shift = torch.randint(1, vocab, (batch_size, T - t - 1), generator=generator)
-                    other[:, t + 1 :] = (
-                        other[:, t + 1 :] + shift.to(device)
-                    ) % vocab  # (B, T-t-1) all differ
-                else:
-                    fresh = torch.randn(
-                        batch_size, T - t - 1, inputs.shape[-1], generator=generator
-                    )
-                    other[:, t + 1 :] = fresh.to(device=device, dtype=inputs.dtype)  # (B, T-t-1, C)
-                moved = (run(other)[:, : t + 1] - reference[:, : t + 1]).abs().max().item()
-                if moved > atol:
-                    changed.append(t)
-                max_change = max(max_change, moved)
-
-        # Gradient test: make the input vectors a leaf (for a language model, hook the token
-        # embedding's output), then d(output t)/d(input s) for every s > t must be exactly 0.
-        captured: list[torch.Tensor] = []
-        handle = None
-        if mode == "token ids":
-
-            def as_leaf(module, args, output):
-                leaf = output.detach().requires_grad_(True)  # (B, T, C)
-                captured.append(leaf)
-                return leaf
-
-            handle = embedding.register_forward_hook(as_leaf)
-            x = inputs
+    def with_new_future(self, t: int, generator: torch.Generator) -> torch.Tensor:
+        """The inputs with every position after ``t`` replaced by a different one."""
+        other = self.inputs.clone()
+        B, T = other.shape[:2]
+        if self.mode == "token ids":
+            vocab = self.embedding.num_embeddings
+            shift = torch.randint(1, vocab, (B, T - t - 1), generator=generator)
+            other[:, t + 1 :] = (other[:, t + 1 :] + shift.to(other.device)) % vocab  # (B, T-t-1)
         else:
-            x = inputs.detach().clone().requires_grad_(True)  # (B, T, C)
-        try:
-            with torch.enable_grad():
-                out = run(x)  # (B, T, ...)
-        finally:
-            if handle is not None:
-                handle.remove()
-        leaf = captured[0] if mode == "token ids" else x
-        flat = out.reshape(batch_size, T, -1).float()  # (B, T, F)
-        projection = torch.randn(flat.shape[-1], generator=generator).to(flat.device)  # (F,)
-        for t in range(T - 1):
-            (grad,) = torch.autograd.grad(
-                (flat[:, t] @ projection).sum(), leaf, retain_graph=True, allow_unused=True
-            )
-            if grad is None:
-                continue
-            later = (
-                grad[:, t + 1 :].abs().reshape(batch_size, T - t - 1, -1).amax(dim=(0, 2))
-            )  # (T-t-1,)
-            max_gradient = max(max_gradient, float(later.max()))
-            leaks.extend((t, t + 1 + int(s)) for s in torch.nonzero(later > 0).flatten().tolist())
-    finally:
-        model.train(was_training)
+            fresh = torch.randn(B, T - t - 1, other.shape[-1], generator=generator)
+            other[:, t + 1 :] = fresh.to(device=other.device, dtype=other.dtype)  # (B, T-t-1, C)
+        return other
 
-    report = CausalityReport(
-        positions=T,
-        mode=mode,
-        changed=tuple(changed),
-        leaks=tuple(leaks),
-        max_change=max_change,
-        max_gradient=max_gradient,
-    )
-    if raise_on_leak and not report.ok:
-        raise CausalityError(report)
-    return report
+
+def _perturbation_test(probe: _Probe, atol: float, generator) -> tuple[list[int], float]:
+    """Positions t whose outputs 0 … t moved when the inputs after t changed; the largest move."""
+    changed, max_change = [], 0.0
+    T = probe.inputs.shape[1]
+    with torch.no_grad():
+        reference = probe.run(probe.inputs)  # (B, T, ...)
+        for t in range(T - 1):
+            moved = (
+                probe.run(probe.with_new_future(t, generator))[:, : t + 1] - reference[:, : t + 1]
+            )
+            moved = moved.abs().max().item()
+            if moved > atol:
+                changed.append(t)
+            max_change = max(max_change, moved)
+    return changed, max_change
+
+
+def _gradient_test(probe: _Probe, generator) -> tuple[list[tuple[int, int]], float]:
+    """Pairs (t, s > t) where d(output t)/d(input s) is not exactly 0; the largest such entry.
+
+    The input vectors are made a leaf (for a language model, the token embedding's output is
+    replaced by a leaf through a forward hook)."""
+    B, T = probe.inputs.shape[:2]
+    captured: list[torch.Tensor] = []
+    handle = None
+    if probe.mode == "token ids":
+
+        def as_leaf(module, args, output):
+            leaf = output.detach().requires_grad_(True)  # (B, T, C)
+            captured.append(leaf)
+            return leaf
+
+        handle = probe.embedding.register_forward_hook(as_leaf)
+        x = probe.inputs
+    else:
+        x = probe.inputs.detach().clone().requires_grad_(True)  # (B, T, C)
+    try:
+        with torch.enable_grad():
+            out = probe.run(x)  # (B, T, ...)
+    finally:
+        if handle is not None:
+            handle.remove()
+    leaf = captured[0] if probe.mode == "token ids" else x
+    flat = out.reshape(B, T, -1).float()  # (B, T, F)
+    projection = torch.randn(flat.shape[-1], generator=generator).to(flat.device)  # (F,)
+    leaks, max_gradient = [], 0.0
+    for t in range(T - 1):
+        (grad,) = torch.autograd.grad(
+            (flat[:, t] @ projection).sum(), leaf, retain_graph=True, allow_unused=True
+        )
+        if grad is None:
+            continue
+        later = grad[:, t + 1 :].abs().reshape(B, T - t - 1, -1).amax(dim=(0, 2))  # (T-t-1,)
+        max_gradient = max(max_gradient, float(later.max()))
+        leaks.extend((t, t + 1 + int(s)) for s in torch.nonzero(later > 0).flatten().tolist())
+    return leaks, max_gradient
