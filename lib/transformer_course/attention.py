@@ -27,6 +27,7 @@ __all__ = [
     "MultiHeadAttention",
     "attention_weights",
     "causal_mask",
+    "divide_by_temperature",
     "merge_heads",
     "padding_mask",
     "scaled_dot_product_attention",
@@ -102,6 +103,18 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     # Dividing a zero row by 1 instead of 0 keeps it (and its gradient) free of NaN.
     total = torch.where(total > 0, total, torch.ones_like(total))
     return exp / total  # (...)
+
+
+def divide_by_temperature(scores: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``scores`` [..., S] / τ for a softmax over the last dimension (07_softmax, 12_generation).
+
+    When τ is so small that the division overflows (τ = 1e-45), the row maximum is subtracted
+    first: the softmax is the same, and the largest score ends at 0 instead of inf − inf = NaN.
+    """
+    scaled = scores / temperature  # (..., S)
+    if not torch.isfinite(scaled[torch.isfinite(scores)]).all():
+        scaled = (scores - scores.amax(dim=-1, keepdim=True)) / temperature  # (..., S) max is 0
+    return scaled
 
 
 def _check_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
+from .attention import divide_by_temperature
 from .model import evaluating
 
 
@@ -139,10 +140,7 @@ def filter_logits(
         raise ValueError(
             "temperature=0 means greedy decoding: take logits.argmax(-1) instead of filtering"
         )
-    scaled = logits / temperature  # (..., V)
-    if not torch.isfinite(scaled[torch.isfinite(logits)]).all():
-        # τ so small that the division overflows (1e-45): shift first, the softmax is the same.
-        scaled = (logits - logits.amax(dim=-1, keepdim=True)) / temperature  # (..., V) max is 0
+    scaled = divide_by_temperature(logits, temperature)  # (..., V)
     if top_k is not None and top_k < scaled.shape[-1]:
         kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest logit
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))  # (..., V)

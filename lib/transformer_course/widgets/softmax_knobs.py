@@ -43,11 +43,7 @@ def softmax_with_temperature(scores: torch.Tensor, temperature: float = 1.0) -> 
     problem = check_temperature(temperature)
     if problem is not None:
         raise ValueError(problem)
-    scaled = scores / temperature  # (..., S)
-    if not torch.isfinite(scaled[torch.isfinite(scores)]).all():
-        # τ so small that the division overflows: shift by the row maximum first (same softmax).
-        scaled = (scores - scores.amax(dim=-1, keepdim=True)) / temperature  # (..., S)
-    return attention.softmax(scaled)  # (..., S)
+    return attention.softmax(attention.divide_by_temperature(scores, temperature))  # (..., S)
 
 
 def temperature_view(
