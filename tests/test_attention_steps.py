@@ -25,9 +25,9 @@ RIGHT_AND_WRONG = [
     (lambda a: ex.check_split_shape(a, B=2, T=10, C=96, H=8), (2, 8, 10, 12), (2, 10, 8, 12)),
     (lambda a: ex.check_head_of_column(a, column=37), 2, 1),
     (lambda a: ex.check_projection_params(a, d_model=64), 12480, 12288),
-    (lambda a: ex.check_scale_factor(a, d_model=64, n_heads=4), 0.25, 0.125),
+    (lambda a: ex.check_head_of_column(a, column=37, d_model=96, n_heads=8), 3, 2),
     (lambda a: ex.check_score_variance(a, d_k=256), 256, 16),
-    (lambda a: ex.check_scaled_std(a, d_k=256), 1.0, 16.0),
+    (lambda a: ex.check_score_variance(a, d_k=100), 100, 10),
     (lambda a: ex.check_visible_keys(a, query=5), 6, 5),
     (lambda a: ex.check_masked_fraction(a, T=16), 120 / 256, 0.5),
     (lambda a: ex.check_uniform_entropy(a, n=16), math.log(16), 16.0),
@@ -51,7 +51,7 @@ def test_checks_accept_tensors_and_sizes():
     assert ex.check_head_of_column(torch.tensor(2), column=37)
     assert ex.check_split_shape(torch.empty(2, 8, 10, 12).shape)
     assert ex.check_merged_shape([4, 16, 64])
-    assert ex.check_scale_factor(torch.tensor(0.25))
+    assert ex.check_score_variance(torch.tensor(100.0))
 
 
 def test_check_causal_mask():

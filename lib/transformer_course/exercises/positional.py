@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import math
 
+import torch
+
+from .. import positional
 from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.positional import shift_encoding, sinusoidal_table
 
 
 @checker
-def check_pe_value(answer: object, pos: int = 3, dim: int = 2, d_model: int = 64) -> Feedback:
-    """PE(pos, dim) for a table with ``d_model`` columns, to 4 decimals."""
-    angle = pos / 10000 ** (2 * (dim // 2) / d_model)
-    expected = math.sin(angle) if dim % 2 == 0 else math.cos(angle)
-    func = "sin" if dim % 2 == 0 else "cos"
-    return check_value(
-        answer,
-        expected,
-        f"PE({pos}, {dim}) = {func}({pos} / 10000^({2 * (dim // 2)}/{d_model})) = {expected:.4f}.",
-        f"column {dim} is {'even: a sine' if dim % 2 == 0 else 'odd: a cosine'} with i = {dim // 2}; "
-        "use pos / 10000 ** (2 * i / d_model) as the angle (in radians).",
-        tolerance=1e-4,
-    )
-
-
-@checker
-def check_wavelength(answer: object, dim: int = 10, d_model: int = 64) -> Feedback:
+def check_wavelength(answer: object, dim: int = 10, d_model: int = 64, hint: bool = False) -> Feedback:
     """The wavelength (in positions) of column ``dim`` of a ``d_model``-wide table."""
+    if hint:
+        return give_hint(
+            f"column {dim} belongs to the pair i = {dim} // 2; a wave sin(ω·pos) repeats when ω·pos grows by 2π."
+        )
     expected = 2 * math.pi * 10000 ** (2 * (dim // 2) / d_model)
     return check_value(
         answer,
@@ -36,13 +29,72 @@ def check_wavelength(answer: object, dim: int = 10, d_model: int = 64) -> Feedba
     )
 
 
-@checker
-def check_self_dot(answer: object, d_model: int = 64) -> Feedback:
-    """PE(pos) · PE(pos) for any position, in a ``d_model``-wide table."""
-    return check_value(
-        answer,
-        d_model / 2,
-        f"each of the {d_model // 2} (sin, cos) pairs contributes sin² + cos² = 1, so {d_model // 2}.",
-        "group the columns in (sin, cos) pairs with the same angle and use sin² + cos² = 1.",
-        tolerance=1e-4,
-    )
+# ---- build exercises --------------------------------------------------------------------
+
+
+def _table_sizes(generator: torch.Generator) -> tuple[int, int]:
+    # T = 1 (a single row) and widths whose half is odd (d = 2, 6, 10 …) catch a table that
+    # puts all sines first and all cosines after, or that assumes T > 1 or d divisible by 4.
+    T = int(torch.randint(1, 40, (1,), generator=generator))
+    d_model = 2 * int(torch.randint(1, 40, (1,), generator=generator))
+    return T, d_model
+
+
+SINUSOIDAL_TABLE = BuildExercise(
+    name="sinusoidal_table",
+    reference=positional.sinusoidal_encoding,
+    make_inputs=_table_sizes,
+    hint="make positions (T, 1) and the even column indices 2i (d_model/2,) with torch.arange, the angles "
+    "pos / 10000 ** (2i / d_model) by broadcasting to (T, d_model/2), then fill an empty (T, d_model) "
+    "table: sines into the even columns (table[:, 0::2]) and cosines into the odd ones (table[:, 1::2]). "
+    "Sines first and cosines after (torch.cat) is a different table.",
+    solution=sinusoidal_table,
+    success="That is `positional.sinusoidal_encoding`, the table the course adds to every input.",
+)
+
+
+@builds(SINUSOIDAL_TABLE)
+def check_sinusoidal_table(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """03_positional_encoding build exercise: the learner's ``sinusoidal_table(T, d_model)``."""
+    return SINUSOIDAL_TABLE.check(answer, hint=hint, seed=seed, check_name="check_sinusoidal_table")
+
+
+def _shift_by_rope(pe: torch.Tensor, k: int) -> torch.Tensor:
+    """The reference, by another route: the library's RoPE (13_modern_blocks) rotated by −k.
+
+    RoPE turns each pair (x_2i, x_2i+1) into (x_2i·c − x_2i+1·s, x_2i·s + x_2i+1·c) with c, s the
+    cosine and sine of its angle; at the angle −k·ω_i that is (sin·c + cos·s, cos·c − sin·s) for a
+    (sin, cos) pair of the table: the angle-sum formulas of a shift by +k.
+    """
+    return positional.apply_rope(pe, positions=torch.full((pe.shape[0],), -k))  # (N, C)
+
+
+def _rows_and_shift(generator: torch.Generator) -> tuple[torch.Tensor, int]:
+    # Rows at scattered positions (not a contiguous block, so nothing can be read off the row
+    # index), shifts from −20 to 20 (0 and negative ones included), widths from 2 to 64.
+    k = int(torch.randint(-20, 21, (1,), generator=generator))
+    d_model = 2 * int(torch.randint(1, 33, (1,), generator=generator))
+    n_rows = int(torch.randint(1, 20, (1,), generator=generator))
+    positions = torch.randint(max(0, -k), 200, (n_rows,), generator=generator)  # (N,) pos + k ≥ 0
+    table = positional.sinusoidal_encoding(200, d_model)  # (200, C)
+    return table[positions], k  # (N, C), k
+
+
+SHIFT_ENCODING = BuildExercise(
+    name="shift_encoding",
+    reference=_shift_by_rope,
+    make_inputs=_rows_and_shift,
+    hint="you do not know the positions, only the rows: use the angle-sum formulas. For pair i, with "
+    "c = cos(k·ω_i) and s = sin(k·ω_i), the new sine column is sin·c + cos·s and the new cosine column is "
+    "cos·c − sin·s. pe[:, 0::2] and pe[:, 1::2] give all sine and all cosine columns at once, and the "
+    "(d_model/2,) vectors c, s broadcast over the rows.",
+    solution=shift_encoding,
+    success="The same k-dependent rotation works for every row: that is the M_k of section 4.3, applied "
+    "pair by pair. RoPE (notebook 13) rotates queries and keys the same way.",
+)
+
+
+@builds(SHIFT_ENCODING)
+def check_shift_encoding(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """03_positional_encoding build exercise: the learner's ``shift_encoding(pe, k)``."""
+    return SHIFT_ENCODING.check(answer, hint=hint, seed=seed, check_name="check_shift_encoding")

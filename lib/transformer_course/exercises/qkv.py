@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import torch
+
+from .. import attention
 from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.qkv import merge_heads, split_heads
 
 
 @checker
-def check_split_shape(answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8) -> Feedback:
+def check_split_shape(
+    answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8, hint: bool = False
+) -> Feedback:
     """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
+    if hint:
+        return give_hint("four numbers: the batch stays first, then one axis per head, then time, then the "
+                         "columns each head gets (C shared out among the H heads).")
     expected = (B, H, T, C // H)
     return check_value(
         answer,
@@ -19,10 +29,12 @@ def check_split_shape(answer: object, B: int = 2, T: int = 10, C: int = 96, H: i
 
 @checker
 def check_head_of_column(
-    answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4
+    answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4, hint: bool = False
 ) -> Feedback:
     """Which head receives column ``column`` of Q after the split."""
     D = d_model // n_heads
+    if hint:
+        return give_hint(f"each head gets one block of D = {D} consecutive columns; count the blocks (from 0).")
     expected = column // D
     return check_value(
         answer,
@@ -34,8 +46,11 @@ def check_head_of_column(
 
 
 @checker
-def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
+def check_projection_params(answer: object, d_model: int = 64, hint: bool = False) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
+    if hint:
+        return give_hint("count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
+                         "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one.")
     expected = 3 * (d_model * d_model + d_model)
     return check_value(
         answer,
@@ -44,3 +59,59 @@ def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
         "each of the three maps is a d_model × d_model matrix plus a bias of d_model numbers; "
         "splitting into heads adds no parameters.",
     )
+
+
+# ---- build exercises --------------------------------------------------------------------
+
+
+def _sizes(generator: torch.Generator) -> tuple[int, int, int, int]:
+    B, T, H, D = (int(n) for n in torch.randint(1, 7, (4,), generator=generator))
+    return B, T, H, D
+
+
+def _batch_and_heads(generator: torch.Generator) -> tuple[torch.Tensor, int]:
+    # Sizes from 1 up, drawn apart: a split that mixes up T and H (a view straight to
+    # (B, H, T, D)) keeps the right shape but moves the numbers, and the values show it.
+    B, T, H, D = _sizes(generator)
+    return torch.randn(B, T, H * D, generator=generator), H  # (B, T, C), H
+
+
+def _heads(generator: torch.Generator) -> tuple[torch.Tensor]:
+    B, T, H, D = _sizes(generator)
+    return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
+
+
+SPLIT_HEADS = BuildExercise(
+    name="split_heads",
+    reference=attention.split_heads,
+    make_inputs=_batch_and_heads,
+    hint="two steps: `.view(B, T, n_heads, D)` cuts the last axis into n_heads blocks of D columns, then "
+    "`.transpose(1, 2)` moves the head axis in front of time. A single `.view(B, n_heads, T, D)` has the "
+    "right shape but the wrong numbers in it.",
+    solution=split_heads,
+    success="Head h now holds columns h·D … (h+1)·D − 1 of every token, as `attention.split_heads` does.",
+)
+
+
+@builds(SPLIT_HEADS)
+def check_split_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """04_qkv build exercise: the learner's ``split_heads(x, n_heads)`` on random (B, T, C) batches."""
+    return SPLIT_HEADS.check(answer, hint=hint, seed=seed, check_name="check_split_heads")
+
+
+MERGE_HEADS = BuildExercise(
+    name="merge_heads",
+    reference=attention.merge_heads,
+    make_inputs=_heads,
+    hint="undo split_heads in reverse order: first move time back in front of the heads "
+    "(`.transpose(1, 2)` gives (B, T, H, D)), then glue the heads' columns side by side into H·D. After a "
+    "transpose the memory is no longer in order, so use `.reshape`, not `.view`.",
+    solution=merge_heads,
+    success="merge_heads(split_heads(x, H)) gives x back; notebook 08 merges the heads' outputs this way.",
+)
+
+
+@builds(MERGE_HEADS)
+def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """04_qkv build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""
+    return MERGE_HEADS.check(answer, hint=hint, seed=seed, check_name="check_merge_heads")

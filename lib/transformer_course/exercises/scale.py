@@ -4,43 +4,90 @@ from __future__ import annotations
 
 import math
 
+import torch
+
+from .. import attention
 from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.scale import scaled_attention_weights, score_variance
 
 
 @checker
-def check_scale_factor(answer: object, d_model: int = 64, n_heads: int = 4) -> Feedback:
-    """The factor the scores of one head are multiplied by: 1 / √(d_model / n_heads)."""
-    d_k = d_model // n_heads
-    expected = 1 / math.sqrt(d_k)
-    return check_value(
-        answer,
-        expected,
-        f"each head works in d_k = {d_model} / {n_heads} = {d_k} dimensions, so the factor is 1/√{d_k} = {expected:g}.",
-        "d_k is the size of one head (d_model // n_heads), not d_model; the factor is 1 / √d_k.",
-        tolerance=1e-6,
-    )
-
-
-@checker
-def check_score_variance(answer: object, d_k: int = 256) -> Feedback:
-    """The variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
+def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> Feedback:
+    """Predict: the variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
+    if hint:
+        return give_hint("q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
+                         "of two independent unit-variance numbers, and what happens to variances when "
+                         "independent terms are added?")
     return check_value(
         answer,
         d_k,
-        f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k}; "
-        f"dividing by √{d_k} brings it back to 1.",
+        f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k} "
+        f"(standard deviation √{d_k} = {math.sqrt(d_k):.4g}); the table below measures it.",
         "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up.",
         tolerance=1e-6,
     )
 
 
-@checker
-def check_scaled_std(answer: object, d_k: int = 256) -> Feedback:
-    """The standard deviation of q·k / √d_k for the same random vectors."""
-    return check_value(
-        answer,
-        1.0,
-        "Var(q·k / √d_k) = d_k / d_k = 1, so the standard deviation is 1 whatever d_k is.",
-        f"dividing by √{d_k} divides the variance ({d_k}) by {d_k}.",
-        tolerance=1e-6,
-    )
+# ---- build exercises --------------------------------------------------------------------
+
+
+def _queries_and_keys(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    # Tq ≠ Tk in most trials (a k.T that swaps the wrong axes fails), T = 1 sometimes, and a
+    # head size d_k from 1 to 256 (dividing by d_k or by a fixed 8 instead of √d_k fails).
+    B, H = (int(n) for n in torch.randint(1, 4, (2,), generator=generator))
+    Tq, Tk = (int(n) for n in torch.randint(1, 9, (2,), generator=generator))
+    d_k = int(torch.randint(1, 257, (1,), generator=generator))
+    q = torch.randn(B, H, Tq, d_k, generator=generator)  # (B, H, Tq, d_k)
+    k = torch.randn(B, H, Tk, d_k, generator=generator)  # (B, H, Tk, d_k)
+    return q, k
+
+
+SCALED_ATTENTION_WEIGHTS = BuildExercise(
+    name="scaled_attention_weights",
+    reference=attention.attention_weights,
+    make_inputs=_queries_and_keys,
+    hint="three steps: the scores q @ k.transpose(-2, -1) (swap the last two axes of k only: it may carry "
+    "batch and head axes in front), divided by √d_k where d_k = q.shape[-1] is the head size, then "
+    "torch.softmax(…, dim=-1) so that each query's row sums to 1.",
+    solution=scaled_attention_weights,
+    success="That is `attention.attention_weights(q, k)`; times V it is `F.scaled_dot_product_attention`.",
+)
+
+
+@builds(SCALED_ATTENTION_WEIGHTS)
+def check_scaled_attention_weights(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """05_scale build exercise: the learner's ``scaled_attention_weights(q, k)`` on random heads."""
+    return SCALED_ATTENTION_WEIGHTS.check(answer, hint=hint, seed=seed, check_name="check_scaled_attention_weights")
+
+
+def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
+    """The reference measurement, by another route than the solution's: einsum, then torch.var."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scaled else 1.0
+    return float(torch.var(torch.einsum("nd,nd->n", q, k) * scale))  # (N, d_k), (N, d_k) -> (N,) -> ()
+
+
+def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    N = int(torch.randint(2, 2000, (1,), generator=generator))
+    d_k = int(torch.randint(1, 513, (1,), generator=generator))
+    scaled = bool(torch.randint(0, 2, (1,), generator=generator))
+    q = torch.randn(N, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
+    k = torch.randn(N, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
+    return q, k, scaled
+
+
+SCORE_VARIANCE = BuildExercise(
+    name="score_variance",
+    reference=_variance_by_einsum,
+    make_inputs=_pairs,
+    hint="one score per row: (q * k).sum(dim=-1) has shape (N,). Divide it by math.sqrt(d_k) only when "
+    "`scaled` is True (d_k = q.shape[-1]), and return torch's default variance `.var().item()`, a float.",
+    solution=score_variance,
+    success="Now measure: call it on torch.randn(10_000, d_k) queries and keys for the d_k you predicted for.",
+)
+
+
+@builds(SCORE_VARIANCE)
+def check_score_variance_function(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """05_scale build exercise: the learner's ``score_variance(q, k, scaled)``, a measurement."""
+    return SCORE_VARIANCE.check(answer, hint=hint, seed=seed, check_name="check_score_variance_function")

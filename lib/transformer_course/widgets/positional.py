@@ -80,7 +80,12 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
     base_slider = widgets.FloatSlider(
         value=base, min=100.0, max=20000.0, step=100.0, readout_format=".0f", description="base"
     )
-    dim = widgets.IntSlider(value=0, min=0, max=511, description="dimension")
+    dim = widgets.IntSlider(value=0, min=0, max=max(0, d_model - 1), description="dimension")
+
+    def follow_width(change: dict) -> None:  # the dimension slider ends at the last column
+        dim.max = max(0, change["new"] - 1)
+
+    width.observe(follow_width, names="value")
 
     def draw(context: int, model: int, b: float, d: int) -> None:
         result = positional_view(context, model, b, d)
