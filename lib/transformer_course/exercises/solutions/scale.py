@@ -10,8 +10,8 @@ import torch
 def scaled_attention_weights(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """softmax(Q Kᵀ / √d_k) for q (..., Tq, d_k) and k (..., Tk, d_k); returns (..., Tq, Tk)."""
     d_k = q.shape[-1]  # the head size, the length of one query
-    scores = q @ k.transpose(-2, -1)  # (..., Tq, d_k) @ (..., d_k, Tk) -> (..., Tq, Tk)
-    return torch.softmax(scores / math.sqrt(d_k), dim=-1)  # (..., Tq, Tk) each row sums to 1
+    scores = q @ k.transpose(-2, -1)  # (…, Tq, d_k) @ (…, d_k, Tk) -> (…, Tq, Tk)
+    return torch.softmax(scores / math.sqrt(d_k), dim=-1)  # (…, Tq, Tk) each row sums to 1
 
 
 def score_variance(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
