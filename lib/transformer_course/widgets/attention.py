@@ -404,7 +404,7 @@ def head_split_figure(matrix, n_heads: int, *, title: str | None = None, tokens:
                    fontsize=7, color=HEAD_COLOURS[h % 8])
     whole.set_xlabel(f"column (C = {C})")
     labels = _labels(tokens, T, "tokens") if tokens is not None else [str(i) for i in range(T)]
-    whole.set_yticks(range(T), labels, fontsize=6)
+    whole.set_yticks(range(T), labels, fontsize=8)
     whole.set_ylabel("position")
     for h in range(n_heads):
         ax = fig.add_subplot(grid[1, n_heads + h])

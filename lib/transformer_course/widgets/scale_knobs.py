@@ -98,6 +98,7 @@ def scale_view(
         f"(uniform {math.log(n_keys):.2f})",
         fontsize=9,
     )
+    right.set_xticks(range(n_keys))  # every key labelled, none skipped
     right.set_xlabel("key")
     right.set_ylabel("weight")
     return fig
