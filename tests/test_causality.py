@@ -11,7 +11,7 @@ import torch
 
 from transformer_course.attention import MultiHeadAttention
 from transformer_course.causality import CausalityError, CausalityReport, check_causal
-from transformer_course.exercises.attention_steps import (
+from transformer_course.exercises.mask import (
     check_broken_layer,
     check_sees_the_future,
     leaky_gpt,

@@ -26,7 +26,7 @@ from transformer_course.exercises.answers import (
     read_shape,
     read_tensor,
 )
-from transformer_course.exercises.attention_steps import suspect_model
+from transformer_course.exercises.mask import suspect_model
 
 
 def _vocabulary() -> w2v.Vocabulary:
@@ -37,7 +37,6 @@ def _vocabulary() -> w2v.Vocabulary:
 #: Arguments the checkers cannot default (they describe the learner's own run).
 REQUIRED_ARGS = {
     "check_broken_layer": {"model": suspect_model()},
-    "check_corpus_characters": {"text": "abc"},
     "check_attention_output": {"weights": torch.eye(3), "v": torch.ones(3, 2)},
     "check_warmup_lr": {"step": 3, "steps": 100, "lr": 1e-3, "warmup": 10, "min_lr": None},
     "check_validation_windows": {"val_tokens": 101, "context_length": 16},
@@ -148,7 +147,7 @@ def test_every_checker_is_guarded():
     ids=repr,
 )
 def test_a_right_number_is_right_in_any_form(answer):
-    from transformer_course.exercises.attention_steps import check_visible_keys
+    from transformer_course.exercises.mask import check_visible_keys
 
     assert check_visible_keys(answer, query=5).correct
 
@@ -160,16 +159,14 @@ def test_a_right_number_is_right_in_any_form(answer):
     ids=repr,
 )
 def test_a_right_shape_is_right_in_any_form(answer):
-    from transformer_course.exercises.attention_steps import check_split_shape
+    from transformer_course.exercises.qkv import check_split_shape
 
     assert check_split_shape(answer).correct
 
 
 def test_plausible_slips_are_named():
-    from transformer_course.exercises.attention_steps import (
-        check_temperature_limit,
-        check_visible_keys,
-    )
+    from transformer_course.exercises.mask import check_visible_keys
+    from transformer_course.exercises.softmax import check_temperature_limit
 
     mask = torch.ones(16, 16, dtype=torch.bool).tril()  # (T, T)
     feedback = check_visible_keys(mask[5])  # the row instead of its count
@@ -181,7 +178,7 @@ def test_plausible_slips_are_named():
 
 
 def test_tensor_feedback_says_where_and_how_much():
-    from transformer_course.exercises.attention_steps import check_attention_output
+    from transformer_course.exercises.v_attention import check_attention_output
 
     weights, v = torch.eye(3), torch.arange(6.0).reshape(3, 2)
     wrong = v.clone()

@@ -7,7 +7,13 @@ exercise cell with the call and Jupyter shows the verdict. (Printing plus a
 trailing ``;`` would not do: nbval runs cells without history, where IPython
 ignores the ``;``.) An unanswered exercise (the learner left ``...`` in place)
 gets a gentle reminder rather than a "wrong", so a fresh notebook shows the
-same thing everywhere.
+same thing everywhere. Every checker takes ``hint=True`` and then shows a hint
+(:func:`.build.give_hint`) instead of a verdict.
+
+Two kinds of exercise: questions (predict, then run; answers read by
+:mod:`.answers`) and build exercises, where the learner writes a function that
+is run on fresh random inputs against the library's (:mod:`.build`; solutions in
+:mod:`.solutions`).
 
 Whatever a learner types, a checker answers with feedback: answers are read
 through :mod:`.answers` (numbers, shapes, tensors of any kind), and
@@ -22,7 +28,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .answers import read_number, read_shape
+import torch
+
+from .answers import first_difference, read_number, read_shape, read_tensor
 
 NOT_ANSWERED = "replace the `...` with your answer and run the cell again."
 
@@ -34,8 +42,11 @@ class Feedback:
     correct: bool
     message: str
     answered: bool = True
+    is_hint: bool = False
 
     def __str__(self) -> str:
+        if self.is_hint:
+            return f"💡 Hint: {self.message}"
         if not self.answered:
             return f"✏️  Not answered yet: {self.message}"
         return f"{'✅ Correct' if self.correct else '❌ Not quite'}: {self.message}"
@@ -108,3 +119,24 @@ def check_value(answer: object, expected: object, success: str, hint: str, *, to
     if isinstance(expected, tuple) and isinstance(answer, list):
         answer = tuple(answer)
     return report(_same(answer, expected), success, hint)
+
+
+def check_tensor(
+    answer: object, expected: torch.Tensor, success: str, hint: str, *, atol: float = 1e-4
+) -> Feedback:
+    """Compare a tensor answer with ``expected``: shape, then values (``atol``), then infinities."""
+    if unanswered(answer):
+        return report(False, success, NOT_ANSWERED, answered=False)
+    want = expected.detach().to(torch.bool if expected.dtype == torch.bool else torch.float64)
+    given, problem = read_tensor(answer, want.dtype)
+    if problem:
+        return report(False, success, f"{problem} {hint}")
+    if tuple(given.shape) != tuple(want.shape):
+        return report(False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}")
+    if want.dtype == torch.bool:
+        ok = bool(torch.equal(given, want))
+    else:
+        ok = bool(torch.allclose(given, want, atol=atol, rtol=1e-4, equal_nan=False)) and bool(
+            torch.equal(torch.isinf(given), torch.isinf(want))
+        )
+    return report(ok, success, hint if ok else f"{first_difference(given, want, atol)} {hint}")

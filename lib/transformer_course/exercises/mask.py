@@ -1,131 +1,22 @@
-"""Exercises of the attention steps: 04_qkv, 05_scale, 06_mask, 07_softmax, 08_v_attention."""
+"""Exercises of 06_mask."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ..attention import MultiHeadAttention
+from ..attention import MultiHeadAttention, causal_mask
 from ..model import GPT, GPTConfig
-from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
-from .answers import first_difference, read_bool, read_tensor
-
-
-def _check_tensor(
-    answer: object, expected: torch.Tensor, success: str, hint: str, *, atol: float = 1e-4
-) -> Feedback:
-    if unanswered(answer):
-        return report(False, success, NOT_ANSWERED, answered=False)
-    want = expected.detach().to(torch.bool if expected.dtype == torch.bool else torch.float64)
-    given, problem = read_tensor(answer, want.dtype)
-    if problem:
-        return report(False, success, f"{problem} {hint}")
-    if tuple(given.shape) != tuple(want.shape):
-        return report(False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}")
-    if want.dtype == torch.bool:
-        ok = bool(torch.equal(given, want))
-    else:
-        ok = bool(torch.allclose(given, want, atol=atol, rtol=1e-4, equal_nan=False)) and bool(
-            torch.equal(torch.isinf(given), torch.isinf(want))
-        )
-    return report(ok, success, hint if ok else f"{first_difference(given, want, atol)} {hint}")
-
-
-# ---- 04_qkv -------------------------------------------------------------------------------
-
-
-@checker
-def check_split_shape(answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8) -> Feedback:
-    """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
-    expected = (B, H, T, C // H)
-    return check_value(
-        answer,
-        expected,
-        f"({B}, {T}, {C}) → ({B}, {T}, {H}, {C // H}) → {expected}: D = {C} / {H} = {C // H}.",
-        "the head axis moves in front of time: (B, T, C) → (B, T, H, D) → (B, H, T, D) with D = C // H.",
-    )
-
-
-@checker
-def check_head_of_column(
-    answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4
-) -> Feedback:
-    """Which head receives column ``column`` of Q after the split."""
-    D = d_model // n_heads
-    expected = column // D
-    return check_value(
-        answer,
-        expected,
-        f"each head owns a block of D = {D} consecutive columns, so column {column} belongs to head "
-        f"{column} // {D} = {expected}.",
-        f"head h gets columns h·D … (h+1)·D − 1, with D = d_model // n_heads = {D}.",
-    )
-
-
-@checker
-def check_projection_params(answer: object, d_model: int = 64) -> Feedback:
-    """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
-    expected = 3 * (d_model * d_model + d_model)
-    return check_value(
-        answer,
-        expected,
-        f"3 × ({d_model}·{d_model} weights + {d_model} biases) = {expected}; the number of heads does not change it.",
-        "each of the three maps is a d_model × d_model matrix plus a bias of d_model numbers; "
-        "splitting into heads adds no parameters.",
-    )
-
-
-# ---- 05_scale -----------------------------------------------------------------------------
-
-
-@checker
-def check_scale_factor(answer: object, d_model: int = 64, n_heads: int = 4) -> Feedback:
-    """The factor the scores of one head are multiplied by: 1 / √(d_model / n_heads)."""
-    d_k = d_model // n_heads
-    expected = 1 / math.sqrt(d_k)
-    return check_value(
-        answer,
-        expected,
-        f"each head works in d_k = {d_model} / {n_heads} = {d_k} dimensions, so the factor is 1/√{d_k} = {expected:g}.",
-        "d_k is the size of one head (d_model // n_heads), not d_model; the factor is 1 / √d_k.",
-        tolerance=1e-6,
-    )
-
-
-@checker
-def check_score_variance(answer: object, d_k: int = 256) -> Feedback:
-    """The variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
-    return check_value(
-        answer,
-        d_k,
-        f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k}; "
-        f"dividing by √{d_k} brings it back to 1.",
-        "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up.",
-        tolerance=1e-6,
-    )
-
-
-@checker
-def check_scaled_std(answer: object, d_k: int = 256) -> Feedback:
-    """The standard deviation of q·k / √d_k for the same random vectors."""
-    return check_value(
-        answer,
-        1.0,
-        "Var(q·k / √d_k) = d_k / d_k = 1, so the standard deviation is 1 whatever d_k is.",
-        f"dividing by √{d_k} divides the variance ({d_k}) by {d_k}.",
-        tolerance=1e-6,
-    )
-
-
-# ---- 06_mask ------------------------------------------------------------------------------
+from . import NOT_ANSWERED, Feedback, check_tensor, check_value, checker, report, unanswered
+from .answers import read_bool
+from .build import BuildExercise, builds
+from .solutions.mask import mask_future
 
 
 @checker
 def check_causal_mask(answer: object, T: int = 5) -> Feedback:
     """A boolean [T, T] mask, True where query i may attend to key j (j ≤ i)."""
     expected = torch.ones(T, T, dtype=torch.bool).tril()
-    return _check_tensor(
+    return check_tensor(
         answer,
         expected,
         f"the lower triangle (diagonal included) of a {T} × {T} matrix: each query sees itself and the past.",
@@ -158,89 +49,6 @@ def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
     )
 
 
-# ---- 07_softmax ---------------------------------------------------------------------------
-
-
-@checker
-def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Feedback:
-    """softmax of one row of scores ``scores`` [T] (default ``[2, 1, 0, -inf]``); the answer is [T] too."""
-    if scores is None:
-        scores = torch.tensor([2.0, 1.0, 0.0, float("-inf")])
-    expected = torch.softmax(scores.double(), dim=-1)
-    return _check_tensor(
-        answer,
-        expected,
-        f"exp(s − max) / Σ exp(s − max) = {[round(v, 4) for v in expected.tolist()]}; the −inf entry gets exactly 0.",
-        "subtract the row max, exponentiate (exp(−inf) = 0) and divide by the sum of the row.",
-    )
-
-
-@checker
-def check_uniform_entropy(answer: object, n: int = 16) -> Feedback:
-    """The entropy (nats) of a row that spreads its weight evenly over ``n`` keys."""
-    expected = math.log(n)
-    return check_value(
-        answer,
-        expected,
-        f"−Σ (1/{n}) log(1/{n}) = log {n} ≈ {expected:.4f} nats, the largest entropy {n} keys allow.",
-        "every weight is 1/n, so the entropy is −n · (1/n) · log(1/n).",
-        tolerance=1e-4,
-    )
-
-
-@checker
-def check_temperature_limit(answer: object) -> Feedback:
-    """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
-    return check_value(
-        answer,
-        1,
-        "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all.",
-        "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index.",
-    )
-
-
-# ---- 08_v_attention -----------------------------------------------------------------------
-
-
-@checker
-def check_mha_params(answer: object, d_model: int = 64) -> Feedback:
-    """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (any n_heads)."""
-    expected = 4 * (d_model * d_model + d_model)
-    return check_value(
-        answer,
-        expected,
-        f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}.",
-        "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
-    )
-
-
-@checker
-def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
-    """The output of one head: ``weights`` [T, T] @ ``v`` [T, D]."""
-    expected = weights @ v  # (T, T) @ (T, D) -> (T, D)
-    return _check_tensor(
-        answer,
-        expected,
-        f"row i is the weighted average Σ_j w_ij v_j: a {tuple(expected.shape)} tensor.",
-        "multiply the weight matrix by V (weights @ v), rows of weights against the rows of V.",
-    )
-
-
-@checker
-def check_merged_shape(
-    answer: object, B: int = 4, H: int = 4, T: int = 16, D: int = 16
-) -> Feedback:
-    """The shape of merge_heads on a [B, H, T, D] tensor."""
-    expected = (B, T, H * D)
-    return check_value(
-        answer,
-        expected,
-        f"(B, H, T, D) → (B, T, H, D) → (B, T, H·D) = {expected}.",
-        "move the head axis back behind time and glue the heads' columns side by side.",
-    )
-
-
-# ---- 06_mask: catch a leaking model ----------------------------------------------------------
 
 
 class _LeakyAttention(MultiHeadAttention):
@@ -428,3 +236,31 @@ def check_broken_layer(answer: object, model: GPT) -> Feedback:
         "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
         "and answer with the index (0-based) of the one that is not causal.",
     )
+
+
+def _masked_scores_reference(scores: torch.Tensor) -> torch.Tensor:
+    T = scores.shape[-1]
+    return scores.masked_fill(~causal_mask(T, device=scores.device), float("-inf"))  # (B, H, T, T)
+
+
+def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
+    B, H, T = (int(n) for n in torch.randint(1, 6, (3,), generator=generator))
+    return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
+
+
+MASK_FUTURE = BuildExercise(
+    name="mask_future",
+    reference=_masked_scores_reference,
+    make_inputs=_random_scores,
+    hint="build the (T, T) boolean lower triangle (`torch.ones(T, T, dtype=torch.bool).tril()`), "
+    "then `scores.masked_fill(~visible, float('-inf'))`: the ~ selects the future. "
+    "T is `scores.shape[-1]`; the (T, T) mask broadcasts over B and H.",
+    solution=mask_future,
+    success="Softmax turns every −∞ into a weight of exactly 0.",
+)
+
+
+@builds(MASK_FUTURE)
+def check_mask_future(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """06_mask build exercise: the learner's ``mask_future(scores)`` on random (B, H, T, T) scores."""
+    return MASK_FUTURE.check(answer, hint=hint, seed=seed, check_name="check_mask_future")

@@ -1,0 +1,227 @@
+"""Build exercises: the learner writes a function, the checker runs it on fresh random inputs.
+
+A build exercise gives the learner a stub — the signature and docstring of a piece the notebook
+has just built, with ``...`` as its body — and a checker. The checker
+
+1. calls the learner's function and the library's (the *reference*) on the same fresh random
+   inputs, several times (a new seed each call, so a function cannot pass by matching one example);
+2. compares the results and says what differs: the type, the shape, the dtype, the first wrong
+   entry and the largest error — never just "wrong";
+3. treats a stub that still returns ``None`` as "not answered yet", so a stored notebook shows a
+   gentle reminder, not a failure.
+
+``check_x(fn, hint=True)`` prints the exercise's hint instead of judging, and
+:func:`show_solution` prints the solution, which lives in :mod:`.solutions` where a learner cannot
+see it by accident. ``tests/test_build_exercises.py`` runs every solution through its checker.
+
+Introduced in 01_tokenization (the first build exercise); every notebook 01–14 has at least two.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import Feedback, checker, report, unanswered
+from .answers import first_difference
+
+#: A learner's function that answers with this is still the stub.
+STUB_MESSAGE = (
+    "`{name}` still returns None — its body is the `...` placeholder. Write the body, run the cell "
+    "again. Stuck? Ask for a hint: `{check}({name}, hint=True)`."
+)
+
+
+def give_hint(text: str) -> Feedback:
+    """The feedback a ``check_*(…, hint=True)`` call shows: the hint, not a verdict."""
+    return Feedback(correct=False, message=text, answered=False, is_hint=True)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _tensor_kind(tensor: torch.Tensor) -> str:
+    if tensor.dtype == torch.bool:
+        return "bool"
+    return "floating-point" if tensor.is_floating_point() else "integer"
+
+
+def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: str = "the result") -> str | None:
+    """``None`` when ``given`` matches ``expected``; otherwise a sentence that says what differs."""
+    if not isinstance(given, torch.Tensor):
+        return f"{label} should be a torch.Tensor, but your function returned a {_type_name(given)}."
+    if tuple(given.shape) != tuple(expected.shape):
+        return f"{label} has shape {tuple(given.shape)}; expected {tuple(expected.shape)}."
+    if _tensor_kind(given) != _tensor_kind(expected):
+        return f"{label} has dtype {given.dtype}; expected a {_tensor_kind(expected)} tensor ({expected.dtype})."
+    given = given.detach().cpu()
+    expected = expected.detach().cpu()
+    if expected.dtype == torch.bool:
+        return None if torch.equal(given, expected) else first_difference(given, expected, atol)
+    given64, expected64 = given.double(), expected.double()
+    same_infinities = torch.equal(torch.isinf(given64), torch.isinf(expected64)) and torch.equal(
+        given64[torch.isinf(given64)], expected64[torch.isinf(expected64)]
+    )
+    if torch.isnan(given64).any() and not torch.isnan(expected64).any():
+        return f"{label} contains NaN where the library's has none ({int(torch.isnan(given64).sum())} entries)."
+    finite = torch.isfinite(expected64)
+    close = torch.allclose(given64[finite], expected64[finite], atol=atol, rtol=1e-4)
+    if close and same_infinities:
+        return None
+    return first_difference(given64, expected64, atol)
+
+
+def compare_results(given: object, expected: object, atol: float, label: str = "the result") -> str | None:
+    """Compare a learner's result with the reference's: tensors, numbers, tuples, lists, anything."""
+    if isinstance(expected, torch.Tensor):
+        return compare_tensors(given, expected, atol, label)
+    if isinstance(expected, (tuple, list)):
+        return _compare_sequences(given, expected, atol, label)
+    if isinstance(expected, bool):
+        if not isinstance(given, bool):
+            return f"{label} should be True or False, got {_describe(given)}."
+        return None if given == expected else f"{label} is {given}; expected {expected}."
+    if isinstance(expected, (int, float)):
+        if isinstance(given, bool) or not isinstance(given, (int, float)):
+            if isinstance(given, torch.Tensor) and given.numel() == 1:
+                given = given.item()
+            else:
+                return f"{label} should be a number, got {_describe(given)}."
+        if abs(given - expected) <= atol + 1e-4 * abs(expected):
+            return None
+        return f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
+    same = given == expected
+    return None if same is True else f"{label} is {given!r}; expected {expected!r}."
+
+
+def _compare_sequences(given: object, expected: tuple | list, atol: float, label: str) -> str | None:
+    kind = type(expected).__name__
+    if not isinstance(given, type(expected)):
+        return f"{label} should be a {kind} of {len(expected)} items, got {_describe(given)}."
+    if len(given) != len(expected):
+        return f"{label} has {len(given)} items; expected {len(expected)}."
+    for index, (one_given, one_expected) in enumerate(zip(given, expected, strict=True)):
+        problem = compare_results(one_given, one_expected, atol, f"item {index} of {label}")
+        if problem:
+            return problem
+    return None
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {_type_name(value)} of {len(value)} items"
+    return f"a {_type_name(value)}"
+
+
+def describe_inputs(arguments: Sequence[Any]) -> str:
+    """A short description of the inputs of one trial, for feedback: shapes, not values."""
+    parts = []
+    for value in arguments:
+        if isinstance(value, torch.Tensor):
+            parts.append(f"a {tuple(value.shape)} tensor")
+        elif isinstance(value, torch.nn.Module):
+            parts.append(f"a {_type_name(value)}")
+        elif isinstance(value, (int, float, str, bool)) or value is None:
+            parts.append(repr(value))
+        else:
+            parts.append(_describe(value))
+    return "(" + ", ".join(parts) + ")"
+
+
+@dataclass(frozen=True)
+class BuildExercise:
+    """One implement-and-check exercise (see the module docstring).
+
+    ``make_inputs(generator)`` draws the arguments of one trial; it is called twice with the same
+    seed, once for the library and once for the learner, so a function that changes its inputs in
+    place cannot spoil the comparison. ``outcome(arguments, result)`` picks what is compared (by
+    default the result itself; a training step compares the loss *and* the updated weights).
+    """
+
+    name: str
+    reference: Callable[..., Any]
+    make_inputs: Callable[[torch.Generator], tuple]
+    hint: str
+    solution: Callable[..., Any]
+    success: str
+    trials: int = 5
+    atol: float = 1e-5
+    outcome: Callable[[tuple, Any], Any] | None = None
+
+    def _outcome(self, arguments: tuple, result: Any) -> Any:
+        return result if self.outcome is None else self.outcome(arguments, result)
+
+    def check(self, function: object, *, hint: bool = False, seed: int | None = None, check_name: str = "") -> Feedback:
+        """Judge the learner's ``function`` against :attr:`reference` on :attr:`trials` inputs."""
+        if hint:
+            return give_hint(self.hint)
+        check_name = check_name or f"check_{self.name}"
+        if unanswered(function):
+            return report(False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False)
+        if not callable(function) or isinstance(function, (torch.Tensor, type)):
+            return report(
+                False,
+                "",
+                f"pass your function itself — `{check_name}({self.name})`, without calling it — "
+                f"got {_describe(function)}.",
+            )
+        seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
+        again = f"(random inputs from seed {seed}: `{check_name}({self.name}, seed={seed})` repeats them)"
+        for trial in range(self.trials):
+            trial_seed = seed + trial
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(trial_seed)
+                reference_args = self.make_inputs(torch.Generator().manual_seed(trial_seed))
+                expected = self._outcome(reference_args, self.reference(*reference_args))
+                torch.manual_seed(trial_seed)
+                learner_args = self.make_inputs(torch.Generator().manual_seed(trial_seed))
+                inputs = describe_inputs(learner_args)
+                try:
+                    result = function(*learner_args)
+                except Exception as error:  # the learner's code: report it, never crash the cell
+                    return report(
+                        False, "", f"your `{self.name}` raised {_type_name(error)}: {error} — on inputs {inputs} {again}."
+                    )
+                if result is None and trial == 0:
+                    return report(False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False)
+                problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
+            if problem:
+                return report(False, "", f"on inputs {inputs}: {problem} {again}")
+        return report(True, f"`{self.name}` matches the library on {self.trials} random inputs. {self.success}", "")
+
+
+def builds(exercise: BuildExercise) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
+    """Mark a ``check_*`` helper as the checker of ``exercise`` (the tests find it by this mark)."""
+
+    def decorate(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
+        guarded = checker(check)
+        guarded.exercise = exercise  # type: ignore[attr-defined]
+        return guarded
+
+    return decorate
+
+
+class SolutionText(str):
+    """A solution's source; Jupyter shows it as highlighted Python."""
+
+    def _repr_markdown_(self) -> str:
+        return f"```python\n{self}```"
+
+
+def show_solution(check: Callable[..., Feedback]) -> SolutionText:
+    """The solution of the build exercise that ``check`` judges, as source code.
+
+    Only for after an honest try: ``show_solution(check_causal_mask_function)``.
+    """
+    exercise = getattr(check, "exercise", None)
+    if exercise is None:
+        raise ValueError(f"{getattr(check, '__name__', check)!r} is not the checker of a build exercise")
+    return SolutionText(inspect.getsource(exercise.solution))

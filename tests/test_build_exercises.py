@@ -1,0 +1,177 @@
+"""Every build exercise: its solution passes its checker, a stub is "not answered", a wrong
+function is told what differs, a hint is a hint — and every notebook 01–14 (and 02b) has at least
+two build exercises whose stored stubs are unanswered.
+
+The checkers are found by the mark :func:`transformer_course.exercises.build.builds` leaves on
+them, so a new exercise is tested without being listed here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import transformer_course.exercises as exercises
+from transformer_course.exercises import Feedback
+from transformer_course.exercises.build import BuildExercise, compare_results, show_solution
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+#: Notebooks that must each have at least two build exercises (issue: "every notebook 01–14").
+BUILD_NOTEBOOKS = [
+    path for path in sorted(NOTEBOOKS.glob("*.ipynb")) if re.match(r"(0[1-9]|1[0-4])b?_", path.name)
+]
+
+
+def _all_checkers() -> list[tuple[str, object]]:
+    found = []
+    for module_info in pkgutil.iter_modules(exercises.__path__):
+        if module_info.ispkg:
+            continue
+        module = importlib.import_module(f"{exercises.__name__}.{module_info.name}")
+        for name, function in inspect.getmembers(module, callable):
+            if name.startswith("check_") and getattr(function, "__module__", "") == module.__name__:
+                found.append((name, function))
+    return sorted(found, key=lambda item: item[0])
+
+
+CHECKERS = _all_checkers()
+BUILD_CHECKERS = [(name, check) for name, check in CHECKERS if isinstance(getattr(check, "exercise", None), BuildExercise)]
+
+
+def test_there_are_build_exercises():
+    assert len(BUILD_CHECKERS) >= 1
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+@pytest.mark.parametrize("seed", [0, 1, 12345])
+def test_the_solution_passes(name, check, seed):
+    feedback = check(check.exercise.solution, seed=seed)
+    assert isinstance(feedback, Feedback)
+    assert feedback.correct, f"{name}: {feedback}"
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+def test_a_stub_is_not_answered(name, check):
+    def stub(*args, **kwargs):
+        """The notebook's stub: its body is `...`, so it returns None."""
+        ...
+
+    for answer in (stub, ..., None):
+        feedback = check(answer)
+        assert not feedback.correct and not feedback.answered, f"{name}: {feedback}"
+        assert "Not answered yet" in str(feedback)
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+def test_wrong_functions_are_told_what_differs(name, check):
+    def raises(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    def wrong_type(*args, **kwargs):
+        return "not a result"
+
+    feedback = check(raises, seed=0)
+    assert not feedback.correct and "RuntimeError: boom" in feedback.message and "seed=0" in feedback.message
+    feedback = check(wrong_type, seed=0)
+    assert not feedback.correct and feedback.message, f"{name}: {feedback}"
+    for odd in (3, "text", True, torch.zeros(2), [1, 2]):
+        feedback = check(odd)
+        assert isinstance(feedback, Feedback) and not feedback.correct, f"{name}: {odd!r} → {feedback}"
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+def test_a_slightly_wrong_result_is_caught(name, check):
+    """The solution's result, nudged: the checker must notice (this is what makes it a check)."""
+    exercise = check.exercise
+
+    def nudged(*args):
+        return _nudge(exercise.solution(*args))
+
+    feedback = check(nudged, seed=0)
+    assert not feedback.correct, f"{name} accepted a nudged result: {feedback}"
+    assert "seed=0" in feedback.message
+
+
+def _nudge(result):
+    if isinstance(result, torch.Tensor):
+        if result.dtype == torch.bool:
+            return ~result
+        if result.is_floating_point():
+            return torch.where(torch.isfinite(result), result + 0.5, torch.zeros_like(result))
+        return result + 1
+    if isinstance(result, tuple):
+        return (_nudge(result[0]), *result[1:])
+    if isinstance(result, list):
+        return [*result, result[-1]] if result else [0]
+    if isinstance(result, bool):
+        return not result
+    if isinstance(result, (int, float)):
+        return result + 1
+    return object()
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+def test_hint_and_solution_on_request(name, check):
+    feedback = check(..., hint=True)
+    assert feedback.is_hint and str(feedback).startswith("💡 Hint:") and len(feedback.message) > 20
+    source = show_solution(check)
+    assert "def " in source and "..." not in source.split('"""')[-1]
+
+
+@pytest.mark.parametrize("name, check", CHECKERS, ids=[name for name, _ in CHECKERS])
+def test_every_checker_gives_a_hint(name, check):
+    """Every exercise, question or build, has a hint the learner can ask for."""
+    parameters = inspect.signature(check).parameters
+    assert "hint" in parameters, f"{name} takes no hint=True"
+
+
+def test_compare_results_names_what_differs():
+    assert compare_results(torch.ones(2, 3), torch.ones(2, 3), 1e-6) is None
+    assert "shape (3, 2)" in compare_results(torch.ones(3, 2), torch.ones(2, 3), 1e-6)
+    assert "dtype" in compare_results(torch.ones(2), torch.ones(2, dtype=torch.bool), 1e-6)
+    assert "largest error 0.5" in compare_results(torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]), 1e-6)
+    assert "NaN" in compare_results(torch.tensor([float("nan")]), torch.tensor([1.0]), 1e-6)
+    assert compare_results(torch.tensor([float("-inf"), 1.0]), torch.tensor([float("-inf"), 1.0]), 1e-6) is None
+    assert "tuple of 2" in compare_results(torch.ones(1), (torch.ones(1), torch.ones(1)), 1e-6)
+    assert "expected 3" in compare_results(2, 3, 1e-6)
+    assert compare_results(["a", "b"], ["a", "b"], 0) is None
+    assert "item 1" in compare_results(["a", "c"], ["a", "b"], 0)
+
+
+def _code_cells(path: Path) -> list[dict]:
+    return [cell for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"]
+
+
+def _output_text(cell: dict) -> str:
+    texts = []
+    for output in cell.get("outputs", []):
+        if "text" in output:
+            texts.append("".join(output["text"]))
+        for key in ("text/plain", "text/markdown"):
+            if key in output.get("data", {}):
+                texts.append("".join(output["data"][key]))
+    return "\n".join(texts)
+
+
+BUILD_NAMES = {name for name, _ in BUILD_CHECKERS}
+
+
+@pytest.mark.parametrize("path", BUILD_NOTEBOOKS, ids=[path.stem for path in BUILD_NOTEBOOKS])
+def test_every_notebook_has_two_unanswered_build_exercises(path):
+    """≥ 2 cells per notebook call a build checker on a stub, and store "Not answered yet"."""
+    found = []
+    for cell in _code_cells(path):
+        source = "".join(cell["source"])
+        called = set(re.findall(r"\b(check_\w+)\(", source)) & BUILD_NAMES
+        if called:
+            assert re.search(r"^\s+\.\.\.\s*$", source, re.MULTILINE), f"{path.name}: {called} without a `...` stub"
+            assert "Not answered yet" in _output_text(cell), f"{path.name}: {called}'s stored output is not the stub's"
+            found.extend(called)
+    assert len(set(found)) >= 2, f"{path.name} has {len(set(found))} build exercises: {sorted(set(found))}"
