@@ -13,7 +13,9 @@ from .solutions.positional import shift_encoding, sinusoidal_table
 
 
 @checker
-def check_wavelength(answer: object, dim: int = 10, d_model: int = 64, hint: bool = False) -> Feedback:
+def check_wavelength(
+    answer: object, dim: int = 10, d_model: int = 64, hint: bool = False
+) -> Feedback:
     """The wavelength (in positions) of column ``dim`` of a ``d_model``-wide table."""
     if hint:
         return give_hint(

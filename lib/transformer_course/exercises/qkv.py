@@ -16,8 +16,10 @@ def check_split_shape(
 ) -> Feedback:
     """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
     if hint:
-        return give_hint("four numbers: the batch stays first, then one axis per head, then time, then the "
-                         "columns each head gets (C shared out among the H heads).")
+        return give_hint(
+            "four numbers: the batch stays first, then one axis per head, then time, then the "
+            "columns each head gets (C shared out among the H heads)."
+        )
     expected = (B, H, T, C // H)
     return check_value(
         answer,
@@ -34,7 +36,9 @@ def check_head_of_column(
     """Which head receives column ``column`` of Q after the split."""
     D = d_model // n_heads
     if hint:
-        return give_hint(f"each head gets one block of D = {D} consecutive columns; count the blocks (from 0).")
+        return give_hint(
+            f"each head gets one block of D = {D} consecutive columns; count the blocks (from 0)."
+        )
     expected = column // D
     return check_value(
         answer,
@@ -49,8 +53,10 @@ def check_head_of_column(
 def check_projection_params(answer: object, d_model: int = 64, hint: bool = False) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
     if hint:
-        return give_hint("count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
-                         "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one.")
+        return give_hint(
+            "count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
+            "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
+        )
     expected = 3 * (d_model * d_model + d_model)
     return check_value(
         answer,

@@ -16,9 +16,11 @@ from .solutions.scale import scaled_attention_weights, score_variance
 def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> Feedback:
     """Predict: the variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
     if hint:
-        return give_hint("q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
-                         "of two independent unit-variance numbers, and what happens to variances when "
-                         "independent terms are added?")
+        return give_hint(
+            "q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
+            "of two independent unit-variance numbers, and what happens to variances when "
+            "independent terms are added?"
+        )
     return check_value(
         answer,
         d_k,
@@ -56,15 +58,20 @@ SCALED_ATTENTION_WEIGHTS = BuildExercise(
 
 
 @builds(SCALED_ATTENTION_WEIGHTS)
-def check_scaled_attention_weights(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_scaled_attention_weights(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """05_scale build exercise: the learner's ``scaled_attention_weights(q, k)`` on random heads."""
-    return SCALED_ATTENTION_WEIGHTS.check(answer, hint=hint, seed=seed, check_name="check_scaled_attention_weights")
+    return SCALED_ATTENTION_WEIGHTS.check(
+        answer, hint=hint, seed=seed, check_name="check_scaled_attention_weights"
+    )
 
 
 def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
     """The reference measurement, by another route than the solution's: einsum, then torch.var."""
     scale = 1 / math.sqrt(q.shape[-1]) if scaled else 1.0
-    return float(torch.var(torch.einsum("nd,nd->n", q, k) * scale))  # (N, d_k), (N, d_k) -> (N,) -> ()
+    scores = torch.einsum("nd,nd->n", q, k) * scale  # (N, d_k), (N, d_k) -> (N,)
+    return float(torch.var(scores))
 
 
 def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool]:
@@ -88,6 +95,10 @@ SCORE_VARIANCE = BuildExercise(
 
 
 @builds(SCORE_VARIANCE)
-def check_score_variance_function(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_score_variance_function(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """05_scale build exercise: the learner's ``score_variance(q, k, scaled)``, a measurement."""
-    return SCORE_VARIANCE.check(answer, hint=hint, seed=seed, check_name="check_score_variance_function")
+    return SCORE_VARIANCE.check(
+        answer, hint=hint, seed=seed, check_name="check_score_variance_function"
+    )
