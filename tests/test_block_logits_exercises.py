@@ -34,7 +34,8 @@ def test_layer_norm_mistakes_are_caught():
     def eps_outside(x, gamma, beta, eps):
         return gamma * _centred(x) / (x.std(dim=-1, unbiased=False, keepdim=True) + eps) + beta
 
-    def one_pass_variance(x, gamma, beta, eps):  # E[x²] − E[x]²: loses digits when the mean is large
+    # E[x²] − E[x]² loses digits when the mean is large
+    def one_pass_variance(x, gamma, beta, eps):
         var = x.pow(2).mean(dim=-1, keepdim=True) - x.mean(dim=-1, keepdim=True) ** 2
         return gamma * _centred(x) / torch.sqrt(var + eps) + beta
 

@@ -13,16 +13,20 @@ from .build import BuildExercise, builds, give_hint
 from .solutions.block import layer_norm_from_scratch, pre_norm_block
 
 
-def _layer_norm_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
+def _layer_norm_inputs(
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]:
     """Random (B, T, C) vectors with a large mean, a random gain and shift, and an eps that matters."""
     B, T = (int(n) for n in torch.randint(1, 5, (2,), generator=generator))
-    C = int(torch.randint(1, 12, (1,), generator=generator))  # odd sizes and C = 1 (x̂ = 0: the output is β)
+    # odd sizes, and C = 1, where x̂ = 0 and the output is β
+    C = int(torch.randint(1, 12, (1,), generator=generator))
     offset = float(torch.empty(1).uniform_(-100.0, 100.0, generator=generator))  # a mean far from 0
     spread = float(torch.empty(1).uniform_(0.1, 3.0, generator=generator))
     x = offset + spread * torch.randn(B, T, C, generator=generator)  # (B, T, C)
     gamma = torch.randn(C, generator=generator)  # (C,)
     beta = torch.randn(C, generator=generator)  # (C,)
-    eps = [1e-5, 1e-2, 0.5][int(torch.randint(0, 3, (1,), generator=generator))]  # 0.5: eps outside the root shows
+    # at 0.5, an eps outside the square root shows
+    eps = [1e-5, 1e-2, 0.5][int(torch.randint(0, 3, (1,), generator=generator))]
     return x, gamma, beta, eps
 
 
@@ -41,10 +45,14 @@ LAYER_NORM = BuildExercise(
 
 
 @builds(LAYER_NORM)
-def check_layer_norm_from_scratch(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_layer_norm_from_scratch(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """09_transformer_block build exercise: the learner's ``layer_norm_from_scratch(x, gamma, beta, eps)``
     on random (B, T, C) inputs against ``norm.layer_norm``."""
-    return LAYER_NORM.check(answer, hint=hint, seed=seed, check_name="check_layer_norm_from_scratch")
+    return LAYER_NORM.check(
+        answer, hint=hint, seed=seed, check_name="check_layer_norm_from_scratch"
+    )
 
 
 def _block_inputs(generator: torch.Generator) -> tuple[Block, torch.Tensor]:
@@ -52,13 +60,24 @@ def _block_inputs(generator: torch.Generator) -> tuple[Block, torch.Tensor]:
     n_heads = int(torch.randint(1, 4, (1,), generator=generator))
     head_size = int(torch.randint(2, 7, (1,), generator=generator))
     C = n_heads * head_size
-    config = GPTConfig(vocab_size=2, d_model=C, n_heads=n_heads, positional="none", dropout=0.1, norm_placement="pre")
+    config = GPTConfig(
+        vocab_size=2,
+        d_model=C,
+        n_heads=n_heads,
+        positional="none",
+        dropout=0.1,
+        norm_placement="pre",
+    )
     block = Block(config).eval()  # eval: dropout off, so the result is deterministic
     with torch.no_grad():
-        for norm in (block.norm1, block.norm2):  # non-trivial gains and shifts: swapping norm1/norm2 shows
+        # non-trivial gains and shifts, so that swapping norm1 and norm2 shows
+        for norm in (block.norm1, block.norm2):
             norm.weight.copy_(1 + 0.5 * torch.randn(C, generator=generator))
             norm.bias.copy_(0.5 * torch.randn(C, generator=generator))
-    B, T = int(torch.randint(1, 4, (1,), generator=generator)), int(torch.randint(1, 9, (1,), generator=generator))
+    B, T = (
+        int(torch.randint(1, 4, (1,), generator=generator)),
+        int(torch.randint(1, 9, (1,), generator=generator)),
+    )
     return block, torch.randn(B, T, C, generator=generator)  # (B, T, C)
 
 
@@ -104,7 +123,12 @@ def check_post_norm_warmup(answer: object, hint: bool = False) -> Feedback:
             "are still badly scaled across depth. What happens if those first steps are tiny?"
         )
     if unanswered(answer):
-        return report(False, "", 'replace the `...` with "trains" or "stalls" and run the cell again.', answered=False)
+        return report(
+            False,
+            "",
+            'replace the `...` with "trains" or "stalls" and run the cell again.',
+            answered=False,
+        )
     if not isinstance(answer, str) or answer.strip().lower() not in ("trains", "stalls"):
         return report(False, "", f'answer with the text "trains" or "stalls", got {answer!r}.')
     return report(

@@ -19,8 +19,10 @@ from .solutions.logits import cross_entropy_loss, tied_logits
 def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = False) -> Feedback:
     """The cross-entropy of a model that gives every one of ``vocab_size`` tokens the same probability."""
     if hint:
-        return give_hint("every token gets probability 1/V; the loss is −log of the true token's probability, "
-                         "with the natural logarithm (`math.log`).")
+        return give_hint(
+            "every token gets probability 1/V; the loss is −log of the true token's probability, "
+            "with the natural logarithm (`math.log`)."
+        )
     expected = math.log(vocab_size)
     return check_value(
         answer,
@@ -35,8 +37,10 @@ def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = Fals
 def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = False) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
     if hint:
-        return give_hint("the loss at one position looks only at the true next token: how much probability "
-                         "did it get? Take −log of that (natural log).")
+        return give_hint(
+            "the loss at one position looks only at the true next token: how much probability "
+            "did it get? Take −log of that (natural log)."
+        )
     expected = -math.log(probability)
     return check_value(
         answer,
@@ -48,12 +52,16 @@ def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = 
 
 
 @checker
-def check_logit_std(answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False) -> Feedback:
+def check_logit_std(
+    answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False
+) -> Feedback:
     """The standard deviation of the untrained logits: LayerNorm-ed vectors of size ``d_model`` times an
     output matrix whose entries are drawn with standard deviation ``weight_std``."""
     if hint:
-        return give_hint("after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
-                         "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances.")
+        return give_hint(
+            "after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
+            "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances."
+        )
     expected = weight_std * math.sqrt(d_model)
     return check_value(
         answer,
@@ -68,7 +76,10 @@ def check_logit_std(answer: object, d_model: int = 64, weight_std: float = 0.02,
 
 def _cross_entropy_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Random logits (B, T, V) and targets (B, T); some trials have logits of ±100 (exp overflows)."""
-    B, T = int(torch.randint(1, 4, (1,), generator=generator)), int(torch.randint(1, 7, (1,), generator=generator))
+    B, T = (
+        int(torch.randint(1, 4, (1,), generator=generator)),
+        int(torch.randint(1, 7, (1,), generator=generator)),
+    )
     V = int(torch.randint(2, 40, (1,), generator=generator))
     scale = [1.0, 10.0, 100.0][int(torch.randint(0, 3, (1,), generator=generator))]
     logits = scale * torch.randn(B, T, V, generator=generator)  # (B, T, V)
@@ -77,7 +88,8 @@ def _cross_entropy_inputs(generator: torch.Generator) -> tuple[torch.Tensor, tor
 
 
 def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B·T, V), (B·T,) -> (), as GPT.forward
+    # (B·T, V), (B·T,) -> (), as GPT.forward computes its loss
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
 CROSS_ENTROPY = BuildExercise(
@@ -95,7 +107,9 @@ CROSS_ENTROPY = BuildExercise(
 
 
 @builds(CROSS_ENTROPY)
-def check_cross_entropy_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_cross_entropy_loss(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """10_logits_and_loss build exercise: the learner's ``cross_entropy_loss(logits, targets)`` on random
     logits (some as large as ±100) against ``F.cross_entropy``."""
     return CROSS_ENTROPY.check(answer, hint=hint, seed=seed, check_name="check_cross_entropy_loss")
@@ -104,7 +118,8 @@ def check_cross_entropy_loss(answer: object, hint: bool = False, seed: int | Non
 def _tied_model_inputs(generator: torch.Generator) -> tuple[GPT, torch.Tensor]:
     """A small random GPT with a tied output layer (eval mode) and a batch of ids (B, T); T may be 1."""
     n_heads = int(torch.randint(1, 4, (1,), generator=generator))
-    d_model = n_heads * 2 * int(torch.randint(1, 4, (1,), generator=generator))  # even: sinusoidal needs pairs
+    # even: the sinusoidal table needs sin/cos pairs
+    d_model = n_heads * 2 * int(torch.randint(1, 4, (1,), generator=generator))
     context_length = int(torch.randint(1, 9, (1,), generator=generator))
     config = GPTConfig(
         vocab_size=int(torch.randint(2, 30, (1,), generator=generator)),
@@ -119,7 +134,10 @@ def _tied_model_inputs(generator: torch.Generator) -> tuple[GPT, torch.Tensor]:
     with torch.no_grad():  # a trained-looking final norm, so that skipping it shows
         model.final_norm.weight.copy_(1 + 0.5 * torch.randn(d_model, generator=generator))
         model.final_norm.bias.copy_(0.5 * torch.randn(d_model, generator=generator))
-    B, T = int(torch.randint(1, 4, (1,), generator=generator)), int(torch.randint(1, context_length + 1, (1,), generator=generator))
+    B, T = (
+        int(torch.randint(1, 4, (1,), generator=generator)),
+        int(torch.randint(1, context_length + 1, (1,), generator=generator)),
+    )
     return model, torch.randint(0, config.vocab_size, (B, T), generator=generator)  # (B, T)
 
 

@@ -7,7 +7,9 @@ import torch
 from ...model import Block
 
 
-def layer_norm_from_scratch(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> torch.Tensor:
+def layer_norm_from_scratch(
+    x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float
+) -> torch.Tensor:
     """LayerNorm of every vector along the last axis: x (*, C), gamma (C,), beta (C,) -> (*, C)."""
     mean = x.mean(dim=-1, keepdim=True)  # (*, C) -> (*, 1)
     centred = x - mean  # (*, C); subtract first: E[x²] − E[x]² loses digits when the mean is large

@@ -9,8 +9,10 @@ from ...model import GPT
 
 def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of ``targets`` under softmax(``logits``): logits (B, T, V), targets (B, T) -> ()."""
-    log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V); log(softmax(·)) would give log(0) = −inf
-    target_log_probs = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T) log p(true next)
+    # log_softmax stays finite where log(softmax(·)) would give log(0) = −inf
+    log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V)
+    picked = log_probs.gather(-1, targets.unsqueeze(-1))  # (B, T, 1) log p(true next token)
+    target_log_probs = picked.squeeze(-1)  # (B, T)
     return -target_log_probs.mean()  # () averaged over all B·T positions
 
 
@@ -20,4 +22,5 @@ def tied_logits(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     for block in model.blocks:
         h = block(h)  # (B, T, C) -> (B, T, C)
     h = model.final_norm(h)  # (B, T, C)
-    return h @ model.token_embedding.weight.T  # (B, T, C) @ (C, V) -> (B, T, V): the table is the output layer
+    # The embedding table is the output layer: (B, T, C) @ (C, V) -> (B, T, V)
+    return h @ model.token_embedding.weight.T
