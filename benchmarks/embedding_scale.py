@@ -80,10 +80,13 @@ def main(names: list[str]) -> None:
             if model.config.positional == "sinusoidal"
             else model.position_embedding.weight.detach()
         )  # (T, C)
+        at_init = (  # measured before training moves the (learned) tables
+            f"token RMS {tokens.pow(2).mean().sqrt():.3f}, "
+            f"position RMS {positions.pow(2).mean().sqrt():.3f}"
+        )
         history = train(model, train_ids, val_ids, recipe)
         print(
-            f"{name:>14}: token RMS {tokens.pow(2).mean().sqrt():.3f}, position RMS "
-            f"{positions.pow(2).mean().sqrt():.3f}; step-0 loss {history.train_loss[0]:.2f}; "
+            f"{name:>14}: {at_init}; step-0 loss {history.train_loss[0]:.2f}; "
             f"validation {evaluate(model, val_ids, recipe.context_length):.2f}",
             flush=True,
         )
