@@ -38,7 +38,11 @@ def _random_corpus(generator: torch.Generator) -> tuple[torch.Tensor, int, int, 
     """A random id stream and batch sizes; sometimes just long enough (T + 1 ids, one offset)."""
     batch_size = int(torch.randint(1, 6, (), generator=generator))
     context_length = int(torch.randint(1, 13, (), generator=generator))
-    spare = 0 if float(torch.rand((), generator=generator)) < 0.2 else int(torch.randint(1, 40, (), generator=generator))
+    spare = (
+        0
+        if float(torch.rand((), generator=generator)) < 0.2
+        else int(torch.randint(1, 40, (), generator=generator))
+    )
     ids = torch.randint(0, 1000, (context_length + 1 + spare,), generator=generator)  # (N,)
     draws = torch.Generator().manual_seed(int(torch.randint(2**31, (), generator=generator)))
     return ids, batch_size, context_length, draws
@@ -77,17 +81,23 @@ def _random_lookup(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tens
     kind = int(torch.randint(3, (), generator=generator))
     shape = [
         (int(torch.randint(1, 9, (), generator=generator)),),
-        (int(torch.randint(1, 5, (), generator=generator)), int(torch.randint(2, 9, (), generator=generator))),
+        (
+            int(torch.randint(1, 5, (), generator=generator)),
+            int(torch.randint(2, 9, (), generator=generator)),
+        ),
         (int(torch.randint(1, 5, (), generator=generator)), 1),
     ][kind]
-    high = vocab_size if float(torch.rand((), generator=generator)) < 0.5 else max(1, vocab_size // 3)
+    high = (
+        vocab_size if float(torch.rand((), generator=generator)) < 0.5 else max(1, vocab_size // 3)
+    )
     ids = torch.randint(0, high, shape, generator=generator)  # (...,)
     weight = torch.randn(vocab_size, d_model, generator=generator)  # (V, C)
     return ids, weight
 
 
 def _lookup_reference(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    return F.embedding(ids, weight)  # (B, T) -> (B, T, C), any shape of ids: what nn.Embedding computes
+    # (B, T) -> (B, T, C), whatever the shape of ids: what nn.Embedding computes
+    return F.embedding(ids, weight)
 
 
 EMBED_WITH_ONE_HOT = BuildExercise(
@@ -103,6 +113,10 @@ EMBED_WITH_ONE_HOT = BuildExercise(
 
 
 @builds(EMBED_WITH_ONE_HOT)
-def check_embed_with_one_hot(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_embed_with_one_hot(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """02_embeddings build exercise: the learner's ``embed_with_one_hot(ids, weight)`` vs ``F.embedding``."""
-    return EMBED_WITH_ONE_HOT.check(answer, hint=hint, seed=seed, check_name="check_embed_with_one_hot")
+    return EMBED_WITH_ONE_HOT.check(
+        answer, hint=hint, seed=seed, check_name="check_embed_with_one_hot"
+    )

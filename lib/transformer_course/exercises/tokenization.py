@@ -24,7 +24,9 @@ def check_second_merge(answer: object, hint: bool = False) -> Feedback:
         )
     expected = tokenizer.train_bpe(SEED_SENTENCE, 2).merges[1]
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False)
+        return report(
+            False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False
+        )
     if not (
         isinstance(answer, (tuple, list))
         and len(answer) == 2
@@ -33,7 +35,9 @@ def check_second_merge(answer: object, hint: bool = False) -> Feedback:
         return report(False, "", "answer with a pair of two strings, such as ('t', 'i').")
     given = tuple(answer)
     if given == expected:
-        return report(True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", "")
+        return report(
+            True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", ""
+        )
     hint_text = (
         "recount the pairs after merging t+i: several pairs occur 3 times; the tie goes to the "
         "one seen first in the sentence (remember the end-of-word symbol '</w>')."
@@ -44,7 +48,9 @@ def check_second_merge(answer: object, hint: bool = False) -> Feedback:
 
 
 @checker
-def check_token_count(answer: object, text: str = "Tokenization isn't magic!", hint: bool = False) -> Feedback:
+def check_token_count(
+    answer: object, text: str = "Tokenization isn't magic!", hint: bool = False
+) -> Feedback:
     """How many cl100k_base tokens does ``text`` have?"""
     if hint:
         return give_hint(

@@ -66,7 +66,8 @@ def _as_pair_table(arguments: tuple, result: object) -> object:
         centres, contexts = (torch.as_tensor(part).reshape(-1) for part in result)
     except (TypeError, ValueError, RuntimeError):
         return result
-    centres, contexts = (part.long() if part.numel() == 0 else part for part in (centres, contexts))  # [] is float
+    # torch.as_tensor([]) is float: an empty answer is an empty list of ids
+    centres, contexts = (part.long() if part.numel() == 0 else part for part in (centres, contexts))
     if centres.shape != contexts.shape:
         return (centres, contexts)  # the tuple branch of the comparison names the difference
     table = torch.stack([centres, contexts.to(centres.dtype)], dim=1)  # (P, 2)
@@ -136,7 +137,10 @@ NEGATIVE_SAMPLING_LOSS = BuildExercise(
 
 
 @builds(NEGATIVE_SAMPLING_LOSS)
-def check_negative_sampling_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_negative_sampling_loss(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """02b_word2vec build exercise: the learner's loss of (v_c, u_o, u_k) vs ``word2vec.Word2Vec``'s."""
-    return NEGATIVE_SAMPLING_LOSS.check(answer, hint=hint, seed=seed, check_name="check_negative_sampling_loss")
-
+    return NEGATIVE_SAMPLING_LOSS.check(
+        answer, hint=hint, seed=seed, check_name="check_negative_sampling_loss"
+    )

@@ -19,5 +19,6 @@ def sample_batch(
 
 def embed_with_one_hot(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """The embeddings of ``ids`` (any shape) as one-hot vectors times the table ``weight`` (V, C)."""
-    one_hot = F.one_hot(ids, num_classes=weight.shape[0]).to(weight.dtype)  # (B, T) -> (B, T, V), whatever the shape of ids
+    # (B, T) -> (B, T, V), whatever the shape of ids; floats, so that it can multiply the table
+    one_hot = F.one_hot(ids, num_classes=weight.shape[0]).to(weight.dtype)
     return one_hot @ weight  # (B, T, V) @ (V, C) -> (B, T, C)

@@ -14,7 +14,8 @@ def skipgram_pairs(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.
             if j != i:  # a word is not its own context
                 centres.append(int(ids[i]))
                 contexts.append(int(ids[j]))
-    return torch.tensor(centres, dtype=torch.long), torch.tensor(contexts, dtype=torch.long)  # (P,), (P,)
+    # (P,), (P,); dtype=long keeps an empty list an id tensor
+    return torch.tensor(centres, dtype=torch.long), torch.tensor(contexts, dtype=torch.long)
 
 
 def negative_sampling_loss(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> torch.Tensor:
