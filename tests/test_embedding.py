@@ -102,6 +102,12 @@ def test_exercises():
     assert not ex.check_table_parameters(100_069 * 512)
     assert not ex.check_table_parameters(...).answered
     assert ex.check_table_parameters(..., hint=True).is_hint
+    # the predict-before-run question: measured on a small GPT, every unread row gets a gradient
+    assert ex.check_unread_row_gradient(1.0)
+    assert ex.check_unread_row_gradient(1)
+    assert not ex.check_unread_row_gradient(0.0)
+    assert not ex.check_unread_row_gradient(True)
+    assert ex.check_unread_row_gradient(..., hint=True).is_hint
 
 
 def test_build_exercises_catch_the_usual_slips():

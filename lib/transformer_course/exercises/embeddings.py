@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .. import data
+from .. import data, model
 from . import Feedback, check_value, checker
 from .build import BuildExercise, builds, give_hint
 from .solutions.embeddings import embed_with_one_hot, sample_batch
@@ -28,6 +28,38 @@ def check_table_parameters(
         expected,
         f"{vocab_size:,} rows × {d_model} columns = {expected:,} parameters.",
         "one row of d_model numbers per token id: multiply the number of rows by the number of columns.",
+    )
+
+
+@checker
+def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
+    """02_embeddings, predict before you run: after one backward pass of the course's GPT, what
+    fraction of the table's rows that no input or target token reads get a non-zero gradient?
+    The expected value is measured here, on a small GPT, not written down."""
+    if hint:
+        return give_hint(
+            "a lookup's gradient reaches only the rows it read — but the GPT's output layer is the "
+            "same table (weight tying, notebook 10), and the softmax gives every token of the "
+            "vocabulary a probability. Answer with a fraction between 0 and 1."
+        )
+    config = model.GPTConfig(vocab_size=60, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        gpt = model.GPT(config)
+        # (B, T + 1): ids below 30 only, so rows 30-59 are never read
+        ids = torch.randint(0, 30, (2, config.context_length + 1))
+    _, loss = gpt(ids[:, :-1], ids[:, 1:])  # (B, T) inputs, (B, T) targets
+    loss.backward()
+    unread = gpt.token_embedding.weight.grad[30:]  # (30, C)
+    expected = float((unread.norm(dim=-1) > 0).double().mean())
+    return check_value(
+        answer,
+        expected,
+        f"{expected:.0%} of the unread rows get a gradient: through the tied output layer every row is "
+        "a logit, and the softmax pushes every non-target logit down.",
+        "a row no token reads still takes part in every prediction: which layer of the GPT is the same "
+        "matrix as the embedding table?",
+        tolerance=0.01,
     )
 
 
