@@ -249,8 +249,8 @@ def test_sampling_frequencies_follow_the_distribution():
         (dict(temperature="hot"), TypeError, "temperature must be a number"),
         (dict(top_k=0), ValueError, "top_k must be at least 1"),
         (dict(top_k=2.5), TypeError, "top_k must be an int"),
-        (dict(top_p=0.0), ValueError, r"top_p must lie in \(0, 1\]"),
-        (dict(top_p=1.5), ValueError, r"top_p must lie in \(0, 1\]"),
+        (dict(top_p=0.0), ValueError, r"top_p must be a finite number in \(0, 1\]"),
+        (dict(top_p=1.5), ValueError, r"top_p must be a finite number in \(0, 1\]"),
         (dict(max_new_tokens=-1), ValueError, "max_new_tokens must be at least 0"),
     ],
 )

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks as check
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .kv_cache import KVCache
@@ -34,26 +35,8 @@ __all__ = [
 ]
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-
-
 def _check_ids(name: str, ids: object, vocab_size: int) -> torch.Tensor:
-    if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long or ids.dim() != 2:
-        shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"{name} must be a LongTensor of token ids [B, length], got {shape}")
-    if ids.shape[1] == 0:
-        raise ValueError(
-            f"{name} must hold at least one token per row, got shape {tuple(ids.shape)}"
-        )
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(
-            f"{name} ids must lie in 0 … {vocab_size - 1}, got {int(ids.min())} … {int(ids.max())}"
-        )
-    return ids
+    return check.token_ids(name, ids, vocab_size, shape="[B, length]")
 
 
 @dataclass
@@ -78,31 +61,23 @@ class EncoderDecoderConfig:
     eos_id: int = 2
 
     def __post_init__(self) -> None:
-        _check_int("vocab_size", self.vocab_size, 2)
-        _check_int("d_model", self.d_model, 2)
-        _check_int("n_heads", self.n_heads, 1)
-        _check_int("n_encoder_layers", self.n_encoder_layers, 1)
-        _check_int("n_decoder_layers", self.n_decoder_layers, 1)
-        _check_int("max_len", self.max_len, 1)
+        for name, minimum in {
+            "vocab_size": 2,
+            "d_model": 2,
+            "n_heads": 1,
+            "n_encoder_layers": 1,
+            "n_decoder_layers": 1,
+            "max_len": 1,
+        }.items():
+            check.integer(name, getattr(self, name), minimum)
         if self.d_model % 2:
             raise ValueError(f"d_model must be even (sinusoidal positions), got {self.d_model}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads ({self.n_heads}) must divide d_model ({self.d_model})")
+        check.divides("n_heads", self.n_heads, "d_model", self.d_model)
         if self.d_ff is not None:
-            _check_int("d_ff", self.d_ff, 1)
-        if (
-            isinstance(self.dropout, bool)
-            or not isinstance(self.dropout, (int, float))
-            or not 0.0 <= self.dropout < 1.0
-        ):
-            raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
+            check.integer("d_ff", self.d_ff)
+        check.probability("dropout", self.dropout)
         for name in ("pad_id", "bos_id", "eos_id"):
-            value = getattr(self, name)
-            _check_int(name, value, 0)
-            if value >= self.vocab_size:
-                raise ValueError(
-                    f"{name} must be below vocab_size ({self.vocab_size}), got {value}"
-                )
+            check.integer(name, getattr(self, name), 0, self.vocab_size - 1)
         if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
             raise ValueError("pad_id, bos_id and eos_id must be three different ids")
 
@@ -314,7 +289,7 @@ class EncoderDecoder(nn.Module):
     def _check_steps(self, max_new_tokens: int | None, src: torch.Tensor) -> int:
         if max_new_tokens is None:
             max_new_tokens = self.config.max_len - 1
-        _check_int("max_new_tokens", max_new_tokens, 1)
+        check.integer("max_new_tokens", max_new_tokens)
         if max_new_tokens + 1 > self.config.max_len:
             raise ValueError(
                 f"max_new_tokens must be at most max_len − 1 = {self.config.max_len - 1}, got {max_new_tokens}"
@@ -366,7 +341,7 @@ class EncoderDecoder(nn.Module):
         (``<pad>``-filled after ``<eos>``) and its total log-probability. Width 1 is greedy.
         ``use_cache`` as in :meth:`greedy_decode`; the cache follows each live beam's parent.
         """
-        _check_int("beam_width", beam_width, 1)
+        check.integer("beam_width", beam_width)
         steps = self._check_steps(max_new_tokens, src)
         c = self.config
         rows, scores = [], []
@@ -430,8 +405,8 @@ def train_seq2seq(
     AdamW and a short linear warm-up (post-norm needs it); returns the loss of every step.
     Strings in ``exclude`` (the held-out set) are never trained on. Prints the loss every
     ``log_every`` steps (0 = silent)."""
-    _check_int("steps", steps, 1)
-    _check_int("batch_size", batch_size, 1)
+    check.integer("steps", steps)
+    check.integer("batch_size", batch_size)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warmup = max(1, steps // 10)

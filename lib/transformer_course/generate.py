@@ -21,12 +21,12 @@ the tokens are the same either way.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
 
+from . import _checks as check
 from .attention import divide_by_temperature
 from .model import evaluating
 
@@ -55,27 +55,13 @@ def _as_batch(idx: torch.Tensor | Sequence[int], name: str = "idx") -> tuple[tor
     return batch.long(), single
 
 
-def _check_count(name: str, value: object, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
     """Raise ValueError/TypeError naming the knob when a sampling setting is out of range."""
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
-    if not math.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}")
+    check.number("temperature", temperature, minimum=0.0, hint="(0 = greedy)")
     if top_k is not None:
-        _check_count("top_k", top_k, 1)
+        check.integer("top_k", top_k)
     if top_p is not None:
-        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
-            raise TypeError(f"top_p must be a number in (0, 1], got {type(top_p).__name__}")
-        if not 0.0 < top_p <= 1.0:
-            raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
+        check.number("top_p", top_p, above=0.0, maximum=1.0)
 
 
 def next_token_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
@@ -97,8 +83,7 @@ class _NextLogits:
     """
 
     def __init__(self, model: nn.Module, use_cache: bool) -> None:
-        if not isinstance(use_cache, bool):
-            raise TypeError(f"use_cache must be True or False, got {use_cache!r}")
+        check.boolean("use_cache", use_cache)
         self.model = model
         self.limit = _context_length(model)
         self.cache = model.new_cache() if use_cache and hasattr(model, "new_cache") else None
@@ -199,7 +184,7 @@ def generate(
     [B], so that text can be shown as it is produced (see :mod:`.streaming`).
     """
     batch, single = _as_batch(idx)
-    _check_count("max_new_tokens", max_new_tokens, 0)
+    check.integer("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p)
     device = next(model.parameters()).device
     out = batch.to(device)  # (B, T)
@@ -283,8 +268,8 @@ def beam_search(
     ``use_cache`` as in :func:`generate`: the cache follows each kept beam's parent.
     """
     batch, single = _as_batch(idx)
-    _check_count("max_new_tokens", max_new_tokens, 0)
-    _check_count("beam_width", beam_width, 1)
+    check.integer("max_new_tokens", max_new_tokens, 0)
+    check.integer("beam_width", beam_width)
     device = next(model.parameters()).device
     rows = []
     with evaluating(model):

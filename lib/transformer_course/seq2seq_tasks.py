@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from . import _checks as check
+
 PAD, BOS, EOS = 0, 1, 2
 DIGIT_OFFSET = 3
 VOCAB_SIZE = DIGIT_OFFSET + 10
@@ -77,10 +79,8 @@ class ReversalTask:
     max_len: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("min_len", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        check.integer("min_len", self.min_len, None)
+        check.integer("max_len", self.max_len, None)
         if not 1 <= self.min_len <= self.max_len:
             raise ValueError(
                 f"need 1 <= min_len <= max_len, got min_len={self.min_len}, max_len={self.max_len}"
@@ -103,8 +103,7 @@ class ReversalTask:
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> list[str]:
         """``n`` random digit strings (lengths uniform in min_len … max_len)."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+        check.integer("n", n)
         lengths = torch.randint(self.min_len, self.max_len + 1, (n,), generator=generator)  # (n,)
         digits = torch.randint(0, 10, (n, self.max_len), generator=generator)  # (n, max_len)
         return [

@@ -25,6 +25,7 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 from torch import nn
 
+from .. import _checks
 from ..generate import beam_search, continuation_log_probs, generate
 
 METHODS = ("greedy", "sample", "top-k", "top-p", "beam")
@@ -82,8 +83,7 @@ def decode_with(
     ``on_token(id)`` is called as each token is produced; beam search knows its best beam
     only at the end, so it reports its tokens then.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    _checks.choice("method", method, METHODS)
     prompt = torch.as_tensor(prompt_ids, dtype=torch.long)  # (T,)
     generator = torch.Generator().manual_seed(seed)
     report = None if on_token is None else (lambda token: on_token(int(token[0])))  # token: (1,)

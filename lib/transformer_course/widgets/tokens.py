@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from .. import _checks
 from ..tokenizer import BPE, END_OF_WORD, get_encoding, split_words
 
 SCHEMES = ("cl100k_base", "trained BPE", "characters", "words")
@@ -129,8 +130,7 @@ def render_tokens_html(text: str, scheme: str, bpe: BPE | None = None, max_token
     Empty text gives a prompt, an unknown scheme or a missing BPE a message; only the first
     ``max_tokens`` tokens are drawn (the stats always count them all).
     """
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    _checks.integer("max_tokens", max_tokens)
     title = f"<b>{html.escape(str(scheme))}</b>"
     try:
         pieces = pieces_for(text, scheme, bpe)
