@@ -15,8 +15,6 @@ from transformer_course.encoder_decoder import (
     EncoderBlock,
     EncoderDecoder,
     EncoderDecoderConfig,
-    exact_match,
-    train_seq2seq,
 )
 from transformer_course.exercises import encoder_decoder as ex
 from transformer_course.seq2seq_tasks import (
@@ -27,7 +25,9 @@ from transformer_course.seq2seq_tasks import (
     ReversalTask,
     decode_tokens,
     encode_digits,
+    exact_match,
     token_names,
+    train_seq2seq,
 )
 
 

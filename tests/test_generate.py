@@ -13,7 +13,9 @@ from torch import nn
 
 from transformer_course.generate import (
     beam_search,
+    beam_search_loop,
     continuation_log_probs,
+    decode_loop,
     filter_logits,
     generate,
     next_token_probs,
@@ -123,6 +125,61 @@ def test_beam_score_never_below_greedy():
             continuation_log_probs(model, PROMPT, b[5:]).sum()
             >= continuation_log_probs(model, PROMPT, g[5:]).sum() - 1e-5
         )
+
+
+class TableSteps:
+    """A step function for the shared loops: log-probabilities of the next token from a table
+    indexed by the last token; remembers every reorder so the test can check the bookkeeping."""
+
+    def __init__(self, table: torch.Tensor) -> None:
+        self.log_table = table.log()  # (V, V)
+        self.reorders: list[list[int]] = []
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.log_table[idx[:, -1]]  # (K, V)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        self.reorders.append(index.tolist())
+
+
+EOS_TABLE = torch.tensor(  # tokens 0 (start), 1, 2, 3 = eos; rows sum to 1
+    [
+        [0.0, 0.5, 0.2, 0.3],  # from the start: 1 is likeliest, eos (0.3) next
+        [0.0, 0.4, 0.35, 0.25],  # after 1: never sure
+        [0.0, 0.0, 0.05, 0.95],
+        [1.0, 0.0, 0.0, 0.0],
+    ]
+)
+
+
+def test_a_finished_beam_keeps_its_score_and_wins():
+    """0 -> eos (0.3) beats every live path after two steps: 0.5·0.4 = 0.2, 0.2·0.95 = 0.19."""
+    best, score = beam_search_loop(TableSteps(EOS_TABLE), torch.tensor([0]), 4, 3, eos_id=3, pad_id=0)
+    assert best.tolist()[:2] == [0, 3] and set(best.tolist()[2:]) <= {0}, "padded after eos"
+    torch.testing.assert_close(score, torch.tensor(math.log(0.3)))
+
+
+def test_beam_search_loop_reorders_only_live_beams_and_stops_when_all_finished():
+    steps = TableSteps(EOS_TABLE)
+    best, score = beam_search_loop(steps, torch.tensor([2]), 10, 2, eos_id=3, pad_id=0, score_dtype=torch.float64)
+    # Step 1 keeps 2 -> eos (0.95) and 2 -> 2 (0.05): only the second is live, child of live row 0.
+    # Step 2 keeps the finished one and 2 -> 2 -> eos (0.0475): all finished, the search stops.
+    assert steps.reorders == [[0], []]
+    assert best.tolist() == [2, 3, 0] and score.dtype == torch.float64
+    torch.testing.assert_close(score, torch.tensor(math.log(0.95), dtype=torch.float64))
+    without_eos = TableSteps(EOS_TABLE)
+    beam_search_loop(without_eos, torch.tensor([0]), 3, 2)
+    assert [len(r) for r in without_eos.reorders] == [2, 2, 2], "no eos: every beam stays live"
+
+
+def test_decode_loop_pads_finished_rows_and_stops():
+    out = decode_loop(
+        TableSteps(EOS_TABLE), torch.tensor([[0], [2]]), 6, lambda logits: logits.argmax(-1, keepdim=True), eos_id=3
+    )
+    # Row 0: 0 -> 1 -> 1 -> … never ends; row 1: 2 -> eos, then padding. Six steps: row 0 lives on.
+    assert out.tolist() == [[0, 1, 1, 1, 1, 1, 1], [2, 3, 0, 0, 0, 0, 0]]
+    ended = decode_loop(TableSteps(EOS_TABLE), torch.tensor([[2]]), 6, lambda z: z.argmax(-1, keepdim=True), eos_id=3)
+    assert ended.tolist() == [[2, 3]], "every row finished: the loop stops early"
 
 
 def test_golden_token_ids():

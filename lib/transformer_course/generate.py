@@ -22,6 +22,7 @@ the tokens are the same either way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -107,6 +108,93 @@ class _NextLogits:
                 layer.reorder(index)
 
 
+class NextLogits(Protocol):
+    """What the decoding loops need from a model: the next-token logits of a batch of growing
+    sequences, and a way to keep the rows beam search keeps (a KV cache follows them)."""
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor: ...  # (K, t) -> (K, V)
+
+    def reorder(self, index: torch.Tensor) -> None: ...  # keep rows index [K']
+
+
+def decode_loop(
+    step: NextLogits,
+    idx: torch.Tensor,
+    max_new_tokens: int,
+    choose: Callable[[torch.Tensor], torch.Tensor],
+    *,
+    eos_id: int | None = None,
+    pad_id: int = 0,
+    on_token: Callable[[torch.Tensor], object] | None = None,
+) -> torch.Tensor:
+    """The autoregressive loop of every model of the course (12_generation, 14_encoder_decoder):
+    ``idx`` [B, T] -> [B, T + n], appending ``choose(logits [B, V]) -> [B, 1]`` each step.
+
+    With ``eos_id`` a row that has emitted it gets ``pad_id`` from then on, and the loop stops
+    early once every row has. ``on_token`` sees each step's new tokens [B].
+    """
+    out = idx  # (B, T)
+    done = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)  # (B,)
+    for _ in range(max_new_tokens):
+        logits = step(out)  # (B, V)
+        if torch.isnan(logits).any():
+            raise ValueError(
+                "the model's logits are NaN: its weights are not finite (a training run that "
+                "diverged?); load an earlier checkpoint or train again with a lower learning rate"
+            )
+        token = choose(logits)  # (B, 1)
+        if eos_id is not None:
+            token = token.masked_fill(done[:, None], pad_id)  # (B, 1) finished rows only pad
+            done |= token[:, 0] == eos_id
+        out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
+        if on_token is not None:
+            on_token(token[:, 0])  # (B,)
+        if eos_id is not None and bool(done.all()):
+            break
+    return out
+
+
+def beam_search_loop(
+    step: NextLogits,
+    prompt: torch.Tensor,
+    max_new_tokens: int,
+    beam_width: int,
+    *,
+    eos_id: int | None = None,
+    pad_id: int = 0,
+    score_dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Beam search from one ``prompt`` [T] (12_generation, 14_encoder_decoder): returns the best
+    continuation [T + n] and its total log-probability [].
+
+    Each step extends every live beam by every token and keeps the ``beam_width`` best by total
+    log-probability (summed in ``score_dtype``). With ``eos_id`` a beam that emits it is
+    finished: it keeps its score, competes with the live ones, and grows only by ``pad_id``;
+    the search stops once every kept beam is finished.
+    """
+    beams = prompt[None]  # (1, T) the kept continuations, prompt included
+    scores = torch.zeros(1, dtype=score_dtype, device=prompt.device)  # (1,) their log-probabilities
+    finished = torch.zeros(1, dtype=torch.bool, device=prompt.device)  # (1,)
+    for _ in range(max_new_tokens):
+        if bool(finished.all()):
+            break
+        live, done = (~finished).nonzero().flatten(), finished.nonzero().flatten()  # (Kl,), (Kf,)
+        log_probs = step(beams[live]).log_softmax(dim=-1).to(score_dtype)  # (Kl, V)
+        V = log_probs.shape[1]
+        pool = torch.cat([scores[done], (scores[live, None] + log_probs).flatten()])  # (Kf + Kl·V,)
+        scores, pick = torch.topk(pool, min(beam_width, pool.numel()))  # (K',), (K',) best first
+        kept = pick < len(done)  # (K',) a finished beam, kept as it is
+        extension = (pick - len(done)).clamp(min=0)  # (K',) index into the live beams' candidates
+        parent_row, token = extension // V, extension % V  # (K',) row among the live beams, token
+        parent = live[parent_row]  # (K',)
+        if kept.any():
+            parent[kept], token[kept] = done[pick[kept]], pad_id
+        beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', t + 1)
+        finished = kept | (token == eos_id) if eos_id is not None else kept  # (K',)
+        step.reorder(parent_row[~finished])  # each live beam continues its parent's cached keys
+    return beams[0], scores[0]
+
+
 def filter_logits(
     logits: torch.Tensor,
     temperature: float = 1.0,
@@ -187,27 +275,16 @@ def generate(
     check.integer("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p)
     device = next(model.parameters()).device
-    out = batch.to(device)  # (B, T)
+
+    def choose(logits: torch.Tensor) -> torch.Tensor:  # (B, V) -> (B, 1)
+        if temperature == 0:
+            return logits.argmax(dim=-1, keepdim=True)  # (B, 1)
+        probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
+        sample_device = generator.device if generator is not None else probs.device
+        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(device)  # (B, 1)
+
     with evaluating(model):
-        step = _NextLogits(model, use_cache)
-        for _ in range(max_new_tokens):
-            logits = step(out)  # (B, V)
-            if torch.isnan(logits).any():
-                raise ValueError(
-                    "the model's logits are NaN: its weights are not finite (a training run that "
-                    "diverged?); load an earlier checkpoint or train again with a lower learning rate"
-                )
-            if temperature == 0:
-                token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
-            else:
-                probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
-                sample_device = generator.device if generator is not None else probs.device
-                token = torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
-                    device
-                )  # (B, 1)
-            out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
-            if on_token is not None:
-                on_token(token[:, 0])  # (B,)
+        out = decode_loop(_NextLogits(model, use_cache), batch.to(device), max_new_tokens, choose, on_token=on_token)
     return out[0] if single else out
 
 
@@ -271,21 +348,10 @@ def beam_search(
     check.integer("max_new_tokens", max_new_tokens, 0)
     check.integer("beam_width", beam_width)
     device = next(model.parameters()).device
-    rows = []
     with evaluating(model):
-        for prompt in batch.to(device):
-            beams = prompt[None]  # (1, T) the kept continuations, prompt included
-            scores = torch.zeros(1, device=device)  # (1,) their total log-probabilities
-            step = _NextLogits(model, use_cache)
-            for _ in range(max_new_tokens):
-                log_probs = step(beams).log_softmax(dim=-1)  # (K, V)
-                candidates = scores[:, None] + log_probs  # (K, 1) + (K, V) -> (K, V)
-                V = candidates.shape[1]
-                width = min(beam_width, candidates.numel())
-                scores, flat = torch.topk(candidates.flatten(), width)  # (K',), (K',) best first
-                parent, token = flat // V, flat % V  # (K',), (K',)
-                beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', T + 1)
-                step.reorder(parent)  # each kept beam continues its parent's cached keys
-            rows.append(beams[0])  # (T + n,) the best beam
+        rows = [
+            beam_search_loop(_NextLogits(model, use_cache), prompt, max_new_tokens, beam_width)[0]
+            for prompt in batch.to(device)
+        ]  # B × (T + n,) the best beam of each row
     out = torch.stack(rows)  # (B, T + n)
     return out[0] if single else out
