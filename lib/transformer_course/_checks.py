@@ -24,7 +24,9 @@ def _kind(value: object) -> str:
 def integer(name: str, value: object, minimum: int | None = 1, maximum: int | None = None) -> int:
     """An int (not a bool) in ``minimum`` … ``maximum``; None leaves that side open."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int (a whole number such as 4), got {_kind(value)} {value!r}")
+        raise TypeError(
+            f"{name} must be an int (a whole number such as 4), got {_kind(value)} {value!r}"
+        )
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
     if maximum is not None and value > maximum:
@@ -56,15 +58,19 @@ def number(
     maximum: float | None = None,
     below: float | None = None,
     hint: str = "",
+    finite: bool = True,
 ) -> float:
     """A finite real number (int or float, not a bool) within the given bounds, as a float.
 
     ``above``/``below`` are strict bounds, ``minimum``/``maximum`` inclusive ones; ``hint``
-    is appended to the range in the message (e.g. "(0 = greedy)")."""
+    is appended to the range in the message (e.g. "(0 = greedy)"). ``finite=False`` lets
+    inf and NaN through (a loss that diverged is still a loss)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {_kind(value)} {value!r}; pass a float such as 0.5")
+        raise TypeError(
+            f"{name} must be a number, got {_kind(value)} {value!r}; pass a float such as 0.5"
+        )
     ok = (
-        math.isfinite(value)
+        (math.isfinite(value) or not finite)
         and (above is None or value > above)
         and (minimum is None or value >= minimum)
         and (maximum is None or value <= maximum)
@@ -72,7 +78,11 @@ def number(
     )
     if not ok:
         bounds = _range(above, minimum, maximum, below)
-        wanted = "a positive finite number" if bounds == "positive" else f"a finite number {bounds}".strip()
+        wanted = (
+            "a positive finite number"
+            if bounds == "positive"
+            else f"a finite number {bounds}".strip()
+        )
         wanted += f" {hint}" if hint else ""
         raise ValueError(f"{name} must be {wanted}, got {value!r}")
     return float(value)
@@ -111,7 +121,9 @@ def divides(name: str, value: int, of_name: str, of: int, why: str = "") -> None
     if of % value:
         options = [d for d in range(1, of + 1) if of % d == 0]
         reason = f" {why}" if why else ""
-        raise ValueError(f"{name} ({value}) must divide {of_name} ({of}){reason}; possible {name}: {options}")
+        raise ValueError(
+            f"{name} ({value}) must divide {of_name} ({of}){reason}; possible {name}: {options}"
+        )
 
 
 def tensor(
@@ -126,12 +138,20 @@ def tensor(
     """A :class:`torch.Tensor` with ``dims`` (or at least ``min_dims``) dimensions, of a
     floating-point dtype when ``floating``; ``shape`` (e.g. "[B, T, C]") is named in messages."""
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor{' ' + shape if shape else ''}, got {_kind(value)}")
-    wanted = shape or (f"{dims} dimensions" if dims is not None else f"at least {min_dims} dimensions")
-    if (dims is not None and value.dim() != dims) or (min_dims is not None and value.dim() < min_dims):
+        raise TypeError(
+            f"{name} must be a torch.Tensor{' ' + shape if shape else ''}, got {_kind(value)}"
+        )
+    wanted = shape or (
+        f"{dims} dimensions" if dims is not None else f"at least {min_dims} dimensions"
+    )
+    if (dims is not None and value.dim() != dims) or (
+        min_dims is not None and value.dim() < min_dims
+    ):
         raise ValueError(f"{name} must have shape {wanted}, got {tuple(value.shape)}")
     if floating and not value.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}; call .float() first")
+        raise TypeError(
+            f"{name} must be a floating-point tensor, got dtype {value.dtype}; call .float() first"
+        )
     return value
 
 
@@ -142,7 +162,9 @@ def token_ids(name: str, value: object, vocab_size: int, *, shape: str = "[B, T]
     if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {value.dtype}")
     if value.dim() != 2:
-        raise ValueError(f"{name} must have shape {shape} (a batch of sequences), got {tuple(value.shape)}")
+        raise ValueError(
+            f"{name} must have shape {shape} (a batch of sequences), got {tuple(value.shape)}"
+        )
     if value.shape[1] == 0:
         raise ValueError(f"{name} is empty (T=0): give at least one token per row")
     low, high = int(value.min()), int(value.max())

@@ -58,9 +58,7 @@ def _check_loss(name: str, loss: object) -> float:
                 f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
             )
         loss = float(loss.detach().float().item())
-    if isinstance(loss, bool) or not isinstance(loss, (int, float)):
-        raise TypeError(f"{name} must be a number (a loss in nats), got {type(loss).__name__}")
-    return float(loss)
+    return _checks.number(name, loss, hint="(a loss in nats)", finite=False)
 
 
 def perplexity(loss: float | torch.Tensor) -> float:
@@ -159,8 +157,7 @@ class InitialLossCheck:
                 head += f", which predicts ln V + σ²/2 = {self.predicted:.2f}"
         return f"{head}: {self.meaning}"
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
 
 
 def check_initial_loss(
@@ -183,8 +180,7 @@ def check_initial_loss(
     _checks.number("tolerance", tolerance, above=0.0, hint="(in nats)")
     std = None
     if logits is not None:
-        if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
-            raise TypeError("logits must be a floating-point torch.Tensor [..., V]")
+        _checks.tensor("logits", logits, min_dims=1, floating=True, shape="[..., V]")
         if logits.shape[-1] != vocab_size:
             raise ValueError(
                 f"logits score {logits.shape[-1]} classes but vocab_size is {vocab_size}; pass the "
@@ -226,11 +222,7 @@ def repetition_rate(ids: Sequence[int] | torch.Tensor, n: int = 2) -> float:
     grams = [tuple(values[i : i + n]) for i in range(len(values) - n + 1)]
     if len(grams) < 2:
         return 0.0
-    seen: set[tuple[int, ...]] = set()
-    repeats = 0
-    for gram in grams:
-        repeats += gram in seen
-        seen.add(gram)
+    repeats = len(grams) - len(set(grams))  # every occurrence of an n-gram after its first
     return repeats / len(grams)
 
 
@@ -319,13 +311,8 @@ class RunEstimate:
 
     def __str__(self) -> str:
         total = self.total_seconds
-        shown = (
-            f"{total:.1f} s"
-            if total < 10
-            else f"{total:.0f} s"
-            if total < 120
-            else f"{total / 60:.1f} min"
-        )
+        shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.1f} min"
+        shown = f"{total:.1f} s" if total < 10 else shown
         return (
             f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
             f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
@@ -333,8 +320,7 @@ class RunEstimate:
             f"{self.seconds_per_evaluation:.2f} s)"
         )
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
 
 
 @contextlib.contextmanager
@@ -386,10 +372,18 @@ def estimate_training_time(
     with _global_rng_restored():
         # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
         # times are the n gaps between stamps 1 … n+1.
-        train(clone, train_ids, val_ids, probe, callback=lambda step, history: stamps.append(time.perf_counter()))
+        train(
+            clone,
+            train_ids,
+            val_ids,
+            probe,
+            callback=lambda step, history: stamps.append(time.perf_counter()),
+        )
         device = next(clone.parameters()).device
         started = time.perf_counter()
-        evaluate(clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast)
+        evaluate(
+            clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
+        )
         eval_seconds = time.perf_counter() - started
     gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
     interval = config.eval_interval
