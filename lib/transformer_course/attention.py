@@ -66,7 +66,9 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     B, T, C = x.shape
     if C % n_heads:
         raise ValueError(f"the last dimension ({C}) must be divisible by n_heads ({n_heads})")
-    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
+    return x.view(B, T, n_heads, C // n_heads).transpose(
+        1, 2
+    )  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -131,9 +133,13 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Size:
     _check_tensor("k", k, 2)
     _check_tensor("v", v, 2)
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension D, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+        raise ValueError(
+            f"q and k must have the same last dimension D, got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same number of keys Tk, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+        raise ValueError(
+            f"k and v must have the same number of keys Tk, got k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
     try:
         lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
@@ -248,7 +254,11 @@ class MultiHeadAttention(nn.Module):
         if context is None:
             return x
         context = _check_tensor("context", context, 3)
-        if context.dim() != 3 or context.shape[-1] != self.d_model or context.shape[0] != x.shape[0]:
+        if (
+            context.dim() != 3
+            or context.shape[-1] != self.d_model
+            or context.shape[0] != x.shape[0]
+        ):
             raise ValueError(
                 f"context must have shape [B, S, {self.d_model}] with the same B as x {tuple(x.shape)}, "
                 f"got {tuple(context.shape)}"
@@ -289,9 +299,13 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             mask = _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
         mask, only_causal = self._with_causal(mask, causal, T, S, past, x.device)
-        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, T, C) -> (B, H, T, D)
+        q = (
+            self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        )  # (B, T, C) -> (B, H, T, D)
         if self.rope:
-            q = apply_rope(q, torch.arange(past, past + T, device=x.device), base=self.rope_base)  # (B, H, T, D)
+            q = apply_rope(
+                q, torch.arange(past, past + T, device=x.device), base=self.rope_base
+            )  # (B, H, T, D)
         if reuse:
             k, v = cache.keys, cache.values  # (B, Hkv, S, D) computed once per source
         else:
@@ -302,7 +316,9 @@ class MultiHeadAttention(nn.Module):
             k = k.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
             v = v.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
         heads, weights = self._heads(q, k, v, mask, only_causal, return_weights)  # (B, H, T, D)
-        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, self.d_model))  # (B, H, T, D) -> (B, T, C)
+        out = self.out_proj(
+            heads.transpose(1, 2).reshape(B, T, self.d_model)
+        )  # (B, H, T, D) -> (B, T, C)
         return (out, weights) if return_weights else out
 
     @staticmethod
@@ -314,7 +330,9 @@ class MultiHeadAttention(nn.Module):
         if not causal:
             return mask, False
         if T + past != S:
-            raise ValueError(f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys")
+            raise ValueError(
+                f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys"
+            )
         if T == 1 and past > 0:
             return mask, False  # one new query after P cached keys sees every key: no mask at all
         # Query i sits at position P + i and may see keys 0 … P + i.
@@ -329,11 +347,17 @@ class MultiHeadAttention(nn.Module):
         """Keys and values of ``source`` [B, L, C] at positions past … past + L − 1, appended to
         ``cache`` when there is one: [B, Hkv, S, D] each."""
         B, L, _ = source.shape
-        k = self.k_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
-        v = self.v_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
+        k = (
+            self.k_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        )  # (B, L, C) -> (B, Hkv, L, D)
+        v = (
+            self.v_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        )  # (B, L, C) -> (B, Hkv, L, D)
         if self.rope:
             # Rotate at the absolute positions, so cached keys keep their own angle.
-            k = apply_rope(k, torch.arange(past, past + L, device=source.device), base=self.rope_base)  # (B, Hkv, L, D)
+            k = apply_rope(
+                k, torch.arange(past, past + L, device=source.device), base=self.rope_base
+            )  # (B, Hkv, L, D)
         if cache is not None:
             k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
         return k, v
@@ -354,8 +378,12 @@ class MultiHeadAttention(nn.Module):
             dropped = F.dropout(weights, p=dropout_p, training=dropout_p > 0)  # (B, H, T, S)
             return dropped @ v, weights  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
         if only_causal:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True), None  # (B, H, T, D)
-        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)  # (B, H, T, D)
+            return F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout_p, is_causal=True
+            ), None  # (B, H, T, D)
+        heads = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=dropout_p
+        )  # (B, H, T, D)
         if mask is not None:
             # Older PyTorch kernels return NaN for a query with no key to look at; ours gives 0.
             heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)

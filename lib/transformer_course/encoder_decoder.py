@@ -304,9 +304,13 @@ class EncoderDecoder(nn.Module):
         steps = self._check_steps(max_new_tokens, src)
         c = self.config
         step = _NextAnswerLogits(self, src, self.encode(src), use_cache)
-        start = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+        start = torch.full(
+            (src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device
+        )  # (B, 1)
         choose = partial(torch.argmax, dim=-1, keepdim=True)  # (B, V) -> (B, 1)
-        return decode_loop(step, start, steps, choose, eos_id=c.eos_id, pad_id=c.pad_id)  # (B, 1 + n)
+        return decode_loop(
+            step, start, steps, choose, eos_id=c.eos_id, pad_id=c.pad_id
+        )  # (B, 1 + n)
 
     @torch.no_grad()
     def beam_decode(
@@ -334,13 +338,23 @@ class EncoderDecoder(nn.Module):
             step = _NextAnswerLogits(self, one, self.encode(one), use_cache)
             # Summed in float64, so a long answer's total does not drift with float32 rounding.
             best, score = beam_search_loop(
-                step, start, steps, beam_width, eos_id=c.eos_id, pad_id=c.pad_id, score_dtype=torch.float64
+                step,
+                start,
+                steps,
+                beam_width,
+                eos_id=c.eos_id,
+                pad_id=c.pad_id,
+                score_dtype=torch.float64,
             )  # (1 + t,), ()
             ended = (best == c.eos_id).nonzero()
-            rows.append(best if not len(ended) else best[: int(ended[0]) + 1])  # no <pad> after <eos>
+            rows.append(
+                best if not len(ended) else best[: int(ended[0]) + 1]
+            )  # no <pad> after <eos>
             scores.append(float(score))
         width = max(len(r) for r in rows)
-        out = torch.full((len(rows), width), c.pad_id, dtype=torch.long, device=src.device)  # (B, 1 + n)
+        out = torch.full(
+            (len(rows), width), c.pad_id, dtype=torch.long, device=src.device
+        )  # (B, 1 + n)
         for b, r in enumerate(rows):
             out[b, : len(r)] = r
         return out, torch.tensor(scores)
@@ -355,7 +369,9 @@ class _NextAnswerLogits:
     cached run; ``<pad>`` and ``<bos>`` are ruled out, an answer never contains them.
     """
 
-    def __init__(self, model: EncoderDecoder, src: torch.Tensor, memory: torch.Tensor, use_cache: bool) -> None:
+    def __init__(
+        self, model: EncoderDecoder, src: torch.Tensor, memory: torch.Tensor, use_cache: bool
+    ) -> None:
         self.model, self.src, self.memory = model, src, memory
         self.cache = model.new_cache() if check.boolean("use_cache", use_cache) else None
         self.cached = 0  # answer tokens whose keys and values are in the cache

@@ -281,10 +281,18 @@ def generate(
             return logits.argmax(dim=-1, keepdim=True)  # (B, 1)
         probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
         sample_device = generator.device if generator is not None else probs.device
-        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(device)  # (B, 1)
+        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
+            device
+        )  # (B, 1)
 
     with evaluating(model):
-        out = decode_loop(_NextLogits(model, use_cache), batch.to(device), max_new_tokens, choose, on_token=on_token)
+        out = decode_loop(
+            _NextLogits(model, use_cache),
+            batch.to(device),
+            max_new_tokens,
+            choose,
+            on_token=on_token,
+        )
     return out[0] if single else out
 
 

@@ -10,7 +10,9 @@ from . import _checks as check
 def _check_size(name: str, value: object, even: bool = False) -> int:
     check.integer(name, value)
     if even and value % 2:
-        raise ValueError(f"{name} must be even (sin/cos come in pairs), got {value}; try {value + 1}")
+        raise ValueError(
+            f"{name} must be even (sin/cos come in pairs), got {value}; try {value + 1}"
+        )
     return value
 
 
@@ -29,9 +31,7 @@ def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0
     return table.float()
 
 
-def rope_angles(
-    positions: torch.Tensor, head_dim: int, base: float = 10000.0
-) -> torch.Tensor:
+def rope_angles(positions: torch.Tensor, head_dim: int, base: float = 10000.0) -> torch.Tensor:
     """Angles pos · base^(−2i/D) used by :func:`apply_rope` (13_modern_blocks).
 
     ``positions`` is [T]; returns [T, D/2] in float64 so that long contexts keep precision.
@@ -75,5 +75,7 @@ def apply_rope(
     cos, sin = angles.cos().to(work), angles.sin().to(work)  # (T, D/2)
     pairs = x.to(work).unflatten(-1, (head_dim // 2, 2))  # (..., T, D) -> (..., T, D/2, 2)
     even, odd = pairs[..., 0], pairs[..., 1]  # (..., T, D/2)
-    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, D/2, 2)
+    rotated = torch.stack(
+        (even * cos - odd * sin, even * sin + odd * cos), dim=-1
+    )  # (..., T, D/2, 2)
     return rotated.flatten(-2).to(x.dtype)  # (..., T, D/2, 2) -> (..., T, D)

@@ -163,29 +163,9 @@ def head_split_figure(
     whole.imshow(
         data, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest"
     )
-    for h in range(n_heads):
-        whole.axvspan(
-            h * D - 0.5,
-            (h + 1) * D - 0.5,
-            ymin=1.0,
-            ymax=1.04,
-            color=HEAD_COLOURS[h % 8],
-            clip_on=False,
-        )
-        if h:
-            whole.axvline(h * D - 0.5, color="black", linewidth=1.5)
-        whole.text(
-            (h + 0.5) * D - 0.5,
-            -1.3,
-            f"head {h}\ncols {h * D}–{(h + 1) * D - 1}",
-            ha="center",
-            va="bottom",
-            fontsize=7,
-            color=HEAD_COLOURS[h % 8],
-        )
+    _mark_heads(whole, n_heads, D)
     whole.set_xlabel(f"column (C = {C})")
-    labels = _labels(tokens, T, "tokens") if tokens is not None else [str(i) for i in range(T)]
-    whole.set_yticks(range(T), labels, fontsize=6)
+    whole.set_yticks(range(T), _labels(tokens, T, "tokens"), fontsize=6)
     whole.set_ylabel("position")
     for h in range(n_heads):
         ax = fig.add_subplot(grid[1, n_heads + h])
@@ -202,6 +182,20 @@ def head_split_figure(
         ax.set_yticks([])
     fig.suptitle(title or f"(T, C) = ({T}, {C}) → (H, T, D) = ({n_heads}, {T}, {D})")
     return fig
+
+
+def _mark_heads(ax, n_heads: int, D: int) -> None:
+    """A coloured band, a name and the column range above each head's D columns, and a line
+    between neighbouring heads."""
+    for h in range(n_heads):
+        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        ax.axvspan(h * D - 0.5, (h + 1) * D - 0.5, ymin=1.0, ymax=1.04, color=colour, clip_on=False)
+        if h:
+            ax.axvline(h * D - 0.5, color="black", linewidth=1.5)
+        label = f"head {h}\ncols {h * D}–{(h + 1) * D - 1}"
+        ax.text(
+            (h + 0.5) * D - 0.5, -1.3, label, ha="center", va="bottom", fontsize=7, color=colour
+        )
 
 
 def attention_map_html(
