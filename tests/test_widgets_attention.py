@@ -158,8 +158,13 @@ def test_head_split_figure_marks_each_heads_columns():
     # The blocks are exactly what attention.split_heads hands each head.
     heads = attention.split_heads(matrix[None], 4)[0]
     np.testing.assert_allclose(blocks[3].images[0].get_array(), heads[3].numpy(), rtol=1e-6)
-    with pytest.raises(ValueError, match="positive divisor"):
+    with pytest.raises(
+        ValueError,
+        match=r"n_heads \(5\) must divide C \(16\).*possible n_heads: \[1, 2, 4, 8, 16\]",
+    ):
         explorer.head_split_figure(matrix, 5)
+    with pytest.raises(TypeError, match="n_heads must be an int"):
+        explorer.head_split_figure(matrix, 4.0)
 
 
 def test_explorer_widgets_build_and_show_a_message_for_bad_knobs():

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import viz
+from .. import _checks, viz
 from ..viz import to_numpy, token_label
 
 HEAD_COLOURS = (
@@ -153,8 +153,8 @@ def head_split_figure(
     if data.ndim != 2:
         raise ValueError(f"matrix must be 2-D [T, C], got shape {tuple(data.shape)}")
     T, C = data.shape
-    if isinstance(n_heads, bool) or not isinstance(n_heads, int) or n_heads < 1 or C % n_heads:
-        raise ValueError(f"n_heads must be a positive divisor of C = {C}, got {n_heads!r}")
+    _checks.integer("n_heads", n_heads)
+    _checks.divides("n_heads", n_heads, "C", C, "so every head gets C // n_heads columns")
     D = C // n_heads
     limit = float(np.abs(data).max()) or 1.0
     fig = plt.figure(figsize=(11, 4.2), layout="constrained")
