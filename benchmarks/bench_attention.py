@@ -143,14 +143,9 @@ def bench_functional(
         rounds,
         min_seconds,
     )
-    rows = []
-    for label, times in (("forward", forward), ("fwd+bwd", both)):
-        rows.append(
-            f"{size.name:8s} {label:8s} {_fmt_ms(times['ours'])} {_fmt_ms(times['mask'])} "
-            f"{_fmt_ms(times['causal'])}   {times['ours'] / times['mask']:6.2f}x   "
-            f"{times['ours'] / times['causal']:6.2f}x"
-        )
-    return rows
+    return _rows(
+        size, forward, both, ("ours", "mask", "causal"), (("ours", "mask"), ("ours", "causal"))
+    )
 
 
 def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: float) -> list[str]:
@@ -201,13 +196,16 @@ def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: flo
         rounds,
         min_seconds,
     )
+    return _rows(size, forward, both, ("fused", "hand", "ref"), (("fused", "ref"), ("hand", "ref")))
+
+
+def _rows(size: Size, forward: dict, both: dict, names: tuple, ratios: tuple) -> list[str]:
+    """One table row per pass (forward, fwd+bwd): the three times, then the two ratios."""
     rows = []
     for label, times in (("forward", forward), ("fwd+bwd", both)):
-        rows.append(
-            f"{size.name:8s} {label:8s} {_fmt_ms(times['fused'])} {_fmt_ms(times['hand'])} "
-            f"{_fmt_ms(times['ref'])}   {times['fused'] / times['ref']:6.2f}x   "
-            f"{times['hand'] / times['ref']:6.2f}x"
-        )
+        shown = " ".join(_fmt_ms(times[name]) for name in names)
+        quotients = "   ".join(f"{times[a] / times[b]:6.2f}x" for a, b in ratios)
+        rows.append(f"{size.name:8s} {label:8s} {shown}   {quotients}")
     return rows
 
 

@@ -127,26 +127,16 @@ def divides(name: str, value: int, of_name: str, of: int, why: str = "") -> None
 
 
 def tensor(
-    name: str,
-    value: object,
-    *,
-    dims: int | None = None,
-    min_dims: int | None = None,
-    floating: bool = False,
-    shape: str = "",
+    name: str, value: object, min_dims: int = 0, *, floating: bool = False, shape: str = ""
 ) -> torch.Tensor:
-    """A :class:`torch.Tensor` with ``dims`` (or at least ``min_dims``) dimensions, of a
-    floating-point dtype when ``floating``; ``shape`` (e.g. "[B, T, C]") is named in messages."""
+    """A :class:`torch.Tensor` with at least ``min_dims`` dimensions, of a floating-point dtype
+    when ``floating``; ``shape`` (e.g. "[B, T, C]") is named in the messages."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor{' ' + shape if shape else ''}, got {_kind(value)}"
         )
-    wanted = shape or (
-        f"{dims} dimensions" if dims is not None else f"at least {min_dims} dimensions"
-    )
-    if (dims is not None and value.dim() != dims) or (
-        min_dims is not None and value.dim() < min_dims
-    ):
+    if value.dim() < min_dims:
+        wanted = shape or f"at least {min_dims} dimensions"
         raise ValueError(f"{name} must have shape {wanted}, got {tuple(value.shape)}")
     if floating and not value.is_floating_point():
         raise TypeError(

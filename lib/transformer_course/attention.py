@@ -38,7 +38,7 @@ __all__ = [
 
 
 def _check_tensor(name: str, value: object, min_dim: int) -> torch.Tensor:
-    return check.tensor(name, value, min_dims=min_dim, floating=True)
+    return check.tensor(name, value, min_dim, floating=True)
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
@@ -299,13 +299,7 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             mask = _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
         mask, only_causal = self._with_causal(mask, causal, T, S, past, x.device)
-        q = (
-            self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
-        )  # (B, T, C) -> (B, H, T, D)
-        if self.rope:
-            q = apply_rope(
-                q, torch.arange(past, past + T, device=x.device), base=self.rope_base
-            )  # (B, H, T, D)
+        q = self._rotated(self._split(self.q_proj(x), self.n_heads), past)  # (B, H, T, D)
         if reuse:
             k, v = cache.keys, cache.values  # (B, Hkv, S, D) computed once per source
         else:
@@ -341,23 +335,27 @@ class MultiHeadAttention(nn.Module):
             return future, past == 0
         return mask & future, False  # (..., T, S)
 
+    def _split(self, projected: torch.Tensor, n_heads: int) -> torch.Tensor:
+        """(B, L, n_heads · D) -> (B, n_heads, L, D)."""
+        B, L, _ = projected.shape
+        return projected.view(B, L, n_heads, self.head_dim).transpose(1, 2)
+
+    def _rotated(self, heads: torch.Tensor, start: int) -> torch.Tensor:
+        """With RoPE, ``heads`` [B, H, L, D] rotated at positions start … start + L − 1."""
+        if not self.rope:
+            return heads
+        positions = torch.arange(start, start + heads.shape[2], device=heads.device)  # (L,)
+        return apply_rope(heads, positions, base=self.rope_base)  # (B, H, L, D)
+
     def _keys_values(
         self, source: torch.Tensor, past: int, cache: KVCache | None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of ``source`` [B, L, C] at positions past … past + L − 1, appended to
         ``cache`` when there is one: [B, Hkv, S, D] each."""
-        B, L, _ = source.shape
-        k = (
-            self.k_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        )  # (B, L, C) -> (B, Hkv, L, D)
-        v = (
-            self.v_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        )  # (B, L, C) -> (B, Hkv, L, D)
-        if self.rope:
-            # Rotate at the absolute positions, so cached keys keep their own angle.
-            k = apply_rope(
-                k, torch.arange(past, past + L, device=source.device), base=self.rope_base
-            )  # (B, Hkv, L, D)
+        # (B, L, C) -> (B, Hkv, L, D); keys rotated at their absolute positions, so cached
+        # keys keep their own angle.
+        k = self._rotated(self._split(self.k_proj(source), self.n_kv_heads), past)
+        v = self._split(self.v_proj(source), self.n_kv_heads)
         if cache is not None:
             k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
         return k, v

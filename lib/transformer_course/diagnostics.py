@@ -180,7 +180,7 @@ def check_initial_loss(
     _checks.number("tolerance", tolerance, above=0.0, hint="(in nats)")
     std = None
     if logits is not None:
-        _checks.tensor("logits", logits, min_dims=1, floating=True, shape="[..., V]")
+        _checks.tensor("logits", logits, 1, floating=True, shape="[..., V]")
         if logits.shape[-1] != vocab_size:
             raise ValueError(
                 f"logits score {logits.shape[-1]} classes but vocab_size is {vocab_size}; pass the "

@@ -53,7 +53,7 @@ def apply_rope(
     and dtype as ``x``. Because a rotation keeps lengths and rotations compose, the dot product
     of a rotated query at m with a rotated key at n depends only on m − n.
     """
-    check.tensor("x", x, min_dims=2, shape="[..., T, D] (at least 2 dims)")
+    check.tensor("x", x, 2, shape="[..., T, D] (at least 2 dims)")
     seq_len, head_dim = x.shape[-2], x.shape[-1]
     if head_dim % 2:
         raise ValueError(

@@ -90,6 +90,37 @@ def _figure_size(
     return width, height
 
 
+@dataclass
+class _Selection:
+    """The panels one view shows: ``maps`` [N, T, S] of the chosen heads, their titles, the
+    query and key labels, and the top of the colour scale (0 … top)."""
+
+    maps: np.ndarray
+    titles: list[str]
+    rows: list[str]
+    cols: list[str]
+    top: float
+
+
+def _select(
+    weights, tokens, key_tokens, head: int | None, layer: int, vmax: float | None
+) -> _Selection:
+    layers = _as_layers(weights)  # (L, H, T, S)
+    L, H, T, S = layers.shape
+    _check_choice("layer", layer, L)
+    _check_choice("head", head, H, allow_none=True)
+    heads = list(range(H)) if head is None else [head]
+    maps = layers[layer, heads]  # (N, T, S)
+    top = float(np.nanmax(maps)) if vmax is None else float(vmax)
+    return _Selection(
+        maps,
+        [f"layer {layer} · head {h}" if L > 1 else f"head {h}" for h in heads],
+        _labels(tokens, T, "tokens"),
+        _labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens"),
+        top if top > 0 else 1.0,
+    )
+
+
 def attention_map_figure(
     weights,
     tokens: Sequence[str] | None = None,
@@ -112,30 +143,25 @@ def attention_map_figure(
     weight shown), shared by every panel. Drawn by :func:`..viz.show_heatmaps`; the explorers
     draw the same panels as HTML (:func:`attention_map_html`), fast enough to follow a slider.
     """
-    layers = _as_layers(weights)  # (L, H, T, S)
-    L, H, T, S = layers.shape
-    _check_choice("layer", layer, L)
-    _check_choice("head", head, H, allow_none=True)
-    rows = _labels(tokens, T, "tokens")
-    cols = _labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens")
-    heads = list(range(H)) if head is None else [head]
-    maps = layers[layer, heads]  # (N, T, S)
-    top = float(np.nanmax(maps)) if vmax is None else float(vmax)
+    view = _select(weights, tokens, key_tokens, head, layer, vmax)
+    n_panels = len(view.maps)
     fig = viz.show_heatmaps(
-        maps,
-        titles=[f"layer {layer} · head {h}" if L > 1 else f"head {h}" for h in heads],
-        ncols=_grid_shape(len(heads))[1],
+        view.maps,
+        titles=view.titles,
+        ncols=_grid_shape(n_panels)[1],
         suptitle=title,
-        figsize=_figure_size(len(heads), max(map(len, rows)), max(map(len, cols)), bool(title)),
+        figsize=_figure_size(
+            n_panels, max(map(len, view.rows)), max(map(len, view.cols)), bool(title)
+        ),
         outer_labels=True,
-        xticklabels=cols,
-        yticklabels=rows,
+        xticklabels=view.cols,
+        yticklabels=view.rows,
         xlabel="key (attended to)",
         ylabel="query (attending)",
         vmin=0.0,
-        vmax=top if top > 0 else 1.0,
+        vmax=view.top,
         cmap=cmap,
-        annotate=annotate and len(heads) == 1,
+        annotate=annotate and n_panels == 1,
     )
     fig.axes[-1].set_ylabel("attention weight")  # the shared colour bar
     return fig
@@ -218,43 +244,25 @@ def attention_map_html(
     """
     import html
 
-    layers = _as_layers(weights)  # (L, H, T, S)
-    L, H, T, S = layers.shape
-    _check_choice("layer", layer, L)
-    _check_choice("head", head, H, allow_none=True)
-    rows = [html.escape(label) for label in _labels(tokens, T, "tokens")]
-    cols = [
-        html.escape(label)
-        for label in _labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens")
-    ]
-    heads = list(range(H)) if head is None else [head]
-    maps = layers[layer, heads]  # (N, T, S)
-    top = float(np.nanmax(maps)) if vmax is None else float(vmax)
-    top = top if top > 0 else 1.0
-    annotate = len(heads) == 1 if annotate is None else annotate
+    view = _select(weights, tokens, key_tokens, head, layer, vmax)
+    rows, cols = [html.escape(r) for r in view.rows], [html.escape(c) for c in view.cols]
+    annotate = len(view.maps) == 1 if annotate is None else annotate
     lut = plt.get_cmap(cmap)(np.linspace(0.0, 1.0, 256))[:, :3]  # (256, 3) one colour per level
     colours = _Colours(
         ["#{:02x}{:02x}{:02x}".format(*(round(c * 255) for c in rgb)) for rgb in lut],
         list((lut @ np.array([0.299, 0.587, 0.114])) < 0.55),  # (256,) white text on dark cells
     )
-    levels = np.round(np.clip(np.nan_to_num(maps / top), 0.0, 1.0) * 255).astype(int)  # (N, T, S)
+    # (N, T, S) each weight's colour level 0 … 255
+    levels = np.round(np.clip(np.nan_to_num(view.maps / view.top), 0.0, 1.0) * 255).astype(int)
     panels = [
-        _html_panel(
-            f"layer {layer} · head {h}" if L > 1 else f"head {h}",
-            maps[n],
-            levels[n],
-            rows,
-            cols,
-            colours,
-            annotate,
-        )
-        for n, h in enumerate(heads)
+        _html_panel(title, values, level, rows, cols, colours, annotate)
+        for title, values, level in zip(view.titles, view.maps, levels)
     ]
     stops = ", ".join(colours.hex[i] for i in range(0, 256, 32)) + ", " + colours.hex[255]
     legend = (
         "<div style='font:10px sans-serif;display:flex;align-items:center;gap:4px'>0"
         f"<div style='width:160px;height:10px;background:linear-gradient(to right, {stops})'></div>"
-        f"{top:.2f} · rows: query (attending) · columns: key (attended to) · hover a cell for its weight</div>"
+        f"{view.top:.2f} · rows: query (attending) · columns: key (attended to) · hover a cell for its weight</div>"
     )
     body = "".join(panels)
     return f"{_html_css(annotate)}<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{body}</div>{legend}"
