@@ -402,8 +402,11 @@ def test_rope_rotates_queries_and_keys_after_the_head_split():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"d_model": 64, "n_heads": 5}, "divisible by n_heads"),
-        ({"d_model": 64, "n_heads": 4, "n_kv_heads": 3}, "divisible by n_kv_heads"),
+        ({"d_model": 64, "n_heads": 5}, r"n_heads \(5\) must divide d_model \(64\)"),
+        (
+            {"d_model": 64, "n_heads": 4, "n_kv_heads": 3},
+            r"n_kv_heads \(3\) must divide n_heads \(4\)",
+        ),
         ({"d_model": 64, "n_heads": 4, "n_kv_heads": 8}, "n_kv_heads"),
         ({"d_model": 0, "n_heads": 1}, "d_model"),
         ({"d_model": 64, "n_heads": 4, "dropout": 1.0}, "dropout"),

@@ -212,14 +212,17 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check.integer("d_model", d_model)
         check.integer("n_heads", n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        check.divides(
+            "n_heads", n_heads, "d_model", d_model, "so every head gets d_model // n_heads features"
+        )
         n_kv_heads = n_heads if n_kv_heads is None else check.integer("n_kv_heads", n_kv_heads)
-        if n_kv_heads > n_heads or n_heads % n_kv_heads:
-            raise ValueError(
-                f"n_heads ({n_heads}) must be divisible by n_kv_heads ({n_kv_heads}), "
-                f"with 1 <= n_kv_heads <= n_heads"
-            )
+        check.divides(
+            "n_kv_heads",
+            n_kv_heads,
+            "n_heads",
+            n_heads,
+            "so each K/V head serves the same number of query heads",
+        )
         check.probability("dropout", dropout)
         check.boolean("bias", bias)
         check.boolean("rope", rope)
