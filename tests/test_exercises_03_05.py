@@ -106,3 +106,16 @@ def test_the_concept_checkers_keep_their_answers():
         scale_ex.check_score_variance,
     ):
         assert check(..., hint=True).is_hint
+
+
+def test_the_projected_variance_question():
+    assert scale_ex.check_projected_variance("below")
+    assert scale_ex.check_projected_variance("Below 1")
+    for wrong in ("about 1", "above"):
+        feedback = scale_ex.check_projected_variance(wrong)
+        assert feedback.answered and not feedback.correct
+    for odd in (0.23, True, ["below"], "below or above", "no idea"):
+        feedback = scale_ex.check_projected_variance(odd)
+        assert not feedback.correct and "one of" in feedback.message
+    assert not scale_ex.check_projected_variance(...).answered
+    assert scale_ex.check_projected_variance(..., hint=True).is_hint

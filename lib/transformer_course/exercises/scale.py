@@ -7,7 +7,7 @@ import math
 import torch
 
 from .. import attention
-from . import Feedback, check_value, checker
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .build import BuildExercise, builds, give_hint
 from .solutions.scale import scaled_attention_weights, score_variance
 
@@ -28,6 +28,43 @@ def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> 
         f"(standard deviation √{d_k} = {math.sqrt(d_k):.4g}); the table below measures it.",
         "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up.",
         tolerance=1e-6,
+    )
+
+
+_LEVELS = ("about 1", "above", "below")
+
+
+@checker
+def check_projected_variance(answer: object, hint: bool = False) -> Feedback:
+    """Predict: is the variance of 05's own scaled scores (default nn.Linear projections) about 1,
+    above or below? (It is 0.23: the default init makes q and k entries of variance ≈ 0.5.)"""
+    if hint:
+        return give_hint(
+            "section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights "
+            "uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with inputs "
+            "whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈ Var(q_i)·Var(k_i)."
+        )
+    if unanswered(answer):
+        return report(False, "", NOT_ANSWERED, answered=False)
+    if not isinstance(answer, str):
+        return report(
+            False,
+            "",
+            f"answer with one of the words {', '.join(map(repr, _LEVELS))}, got a {type(answer).__name__}.",
+        )
+    said = [level for level in _LEVELS if level.split()[0] in answer.strip().lower()]
+    if len(said) != 1:
+        return report(
+            False,
+            "",
+            f"answer with exactly one of {', '.join(map(repr, _LEVELS))}, got {answer!r}.",
+        )
+    return report(
+        said[0] == "below",
+        "below: each entry of q and k has variance ≈ E[x²]/3 ≈ 0.5, so Var(q·k)/d_k ≈ 0.5 · 0.5 = 0.25. "
+        "The division removes d_k; the level is set by the initialisation. The next cell measures it.",
+        "section 3's 1 needs unit-variance entries of q and k. Are ours? Ask for a hint: "
+        "`check_projected_variance(answer, hint=True)`.",
     )
 
 
