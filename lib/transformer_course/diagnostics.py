@@ -137,7 +137,10 @@ class InitialLossCheck:
                 "from equal, which usually means weights initialised too large (std 1 instead of "
                 "0.02, an output layer that skipped the small init), logits that are not centred "
                 "(a large output bias), or missing scaling. The first steps will be spent undoing "
-                "it; fix the init instead."
+                "it; fix the init instead. One harmless exception: with a tied output layer, the "
+                "scaled token table (embedding_scale='sqrt_d_model') and a vocabulary of a few dozen "
+                "tokens, the input token's own logit stands out and lifts the first loss by about "
+                "half a nat (10_logits_and_loss)."
             )
         return (
             "too low: an untrained model cannot beat uniform guessing. Either V is not the "
