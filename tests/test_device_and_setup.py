@@ -11,7 +11,7 @@ import torch
 from transformer_course import device as course_device
 from transformer_course import notebook
 from transformer_course.exercises import check_value
-from transformer_course.exercises.setup import check_matmul_shape
+from transformer_course.exercises.setup import check_dot_product_std
 
 
 def test_cpu_when_nothing_else(monkeypatch):
@@ -100,4 +100,6 @@ def test_feedback_says_right_wrong_or_unanswered(capsys):
     assert not feedback and repr(feedback) == "❌ Not quite: because"
     assert capsys.readouterr().out == "", "checks return their verdict, they do not print it"
     assert check_value(0.5001, 0.5, "ok", "no", tolerance=1e-3)
-    assert check_matmul_shape((4, 16, 8)) and not check_matmul_shape((4, 8))
+    assert check_dot_product_std(16) and check_dot_product_std(15.5) and not check_dot_product_std(8)
+    assert check_dot_product_std(8, d=64) and not check_dot_product_std(256)
+    assert check_dot_product_std(..., hint=True).is_hint

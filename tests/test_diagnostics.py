@@ -71,7 +71,9 @@ def first_loss(net: GPT) -> tuple[torch.Tensor, torch.Tensor]:
     ],
 )
 def test_course_init_is_within_tolerance_of_ln_v(overrides):
-    logits, loss = first_loss(model(**overrides))
+    # GPT-2's std-0.02 table: with the default √d_model scale a 64-token vocabulary starts higher,
+    # the tied output layer favouring the input token (test_embedding_scale.py).
+    logits, loss = first_loss(model(embedding_scale="none", **overrides))
     check = check_initial_loss(loss, VOCAB, logits=logits)
     assert check.ok and abs(check.gap) < 0.05
     assert check.predicted == pytest.approx(check.loss, abs=0.05)  # ln V + σ²/2

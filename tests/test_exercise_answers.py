@@ -37,7 +37,6 @@ def _vocabulary() -> w2v.Vocabulary:
 #: Arguments the checkers cannot default (they describe the learner's own run).
 REQUIRED_ARGS = {
     "check_broken_layer": {"model": suspect_model()},
-    "check_corpus_characters": {"text": "abc"},
     "check_attention_output": {"weights": torch.eye(3), "v": torch.ones(3, 2)},
     "check_warmup_lr": {"step": 3, "steps": 100, "lr": 1e-3, "warmup": 10, "min_lr": None},
     "check_validation_windows": {"val_tokens": 101, "context_length": 16},

@@ -44,8 +44,9 @@ def test_forward_shapes():
 
 @pytest.mark.parametrize("vocab_size", [100, 100_070])
 def test_initial_loss_is_ln_vocab(vocab_size):
+    # GPT-2's init; the default scaled embedding starts at ln V + σ²/2 (test_embedding_scale.py).
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=vocab_size)).eval()
+    model = GPT(GPTConfig(vocab_size=vocab_size, embedding_scale="none")).eval()
     idx = torch.randint(0, vocab_size, (4, 16))
     targets = torch.randint(0, vocab_size, (4, 16))
     _, loss = model(idx, targets)
@@ -149,7 +150,7 @@ def test_no_positions_only_the_causal_mask_tells_order():
     torch.manual_seed(0)
     idx, swapped = torch.tensor([[1, 2, 3, 4]]), torch.tensor([[2, 1, 3, 4]])
     one_layer = GPT(tiny(positional="none", n_layers=1)).eval()
-    torch.testing.assert_close(one_layer.embed(idx), one_layer.token_embedding(idx))
+    torch.testing.assert_close(one_layer.embed(idx), one_layer.token_embedding(idx) * 4)  # × √16
     torch.testing.assert_close(one_layer(idx)[0][:, -1], one_layer(swapped)[0][:, -1])
     two_layers = GPT(tiny(positional="none", n_layers=2)).eval()
     assert not torch.allclose(two_layers(idx)[0][:, -1], two_layers(swapped)[0][:, -1])

@@ -271,14 +271,25 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _with_defaults(saved: Any, model: nn.Module) -> Any:
-    """``saved`` plus the defaults of config fields added after it was written (e.g. GPTConfig's
-    ``norm_eps`` and ``rope_base``): an older checkpoint still matches the model it describes."""
-    config = getattr(model, "config", None)
+    """``saved`` plus the values of config fields added after it was written (e.g. GPTConfig's
+    ``norm_eps`` and ``rope_base``): an older checkpoint still matches the model it describes.
+    A field whose default changed the model's behaviour names, in its metadata, the ``legacy``
+    value that reproduces the old behaviour (GPTConfig's ``embedding_scale``: "none")."""
+    return _with_legacy_fields(saved, getattr(model, "config", None))
+
+
+def _with_legacy_fields(saved: Any, config: Any) -> Any:
+    """The stored config dict ``saved``, completed for the dataclass ``config`` (an instance or
+    the class): each missing field gets its ``legacy`` metadata value, else its default."""
     if not isinstance(saved, dict) or not dataclasses.is_dataclass(config):
         return saved
     filled = dict(saved)
     for field in dataclasses.fields(config):
-        if field.name not in filled and field.default is not dataclasses.MISSING:
+        if field.name in filled:
+            continue
+        if "legacy" in field.metadata:
+            filled[field.name] = field.metadata["legacy"]
+        elif field.default is not dataclasses.MISSING:
             filled[field.name] = field.default
     return filled
 
@@ -577,7 +588,7 @@ def model_from_checkpoint(
             "load_checkpoint(path, model)"
         )
     try:
-        gpt_config = GPTConfig(**config)
+        gpt_config = GPTConfig(**_with_legacy_fields(config, GPTConfig))
     except (TypeError, ValueError) as exc:
         raise CheckpointError(
             f"{path} has a model config this version of the course cannot build: {exc}"

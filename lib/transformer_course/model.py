@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -27,6 +27,7 @@ POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
 FEEDFORWARDS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 PLACEMENTS = ("pre", "post")
+EMBEDDING_SCALES = ("sqrt_d_model", "none")
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:
@@ -63,7 +64,12 @@ class GPTConfig:
     "post": after the residual add, as the 2017 paper), ``tie_weights`` (the output
     layer reuses the embedding table), ``bias`` (biases in the linear layers), ``norm_eps``
     (the epsilon of every norm; None keeps each norm's default: LayerNorm 1e-5, RMSNorm 1e-6;
-    GPT-2 and LLaMA-2/3 use 1e-5) and ``rope_base`` (RoPE's base; LLaMA-2 10,000, LLaMA-3 500,000).
+    GPT-2 and LLaMA-2/3 use 1e-5), ``rope_base`` (RoPE's base; LLaMA-2 10,000, LLaMA-3 500,000)
+    and ``embedding_scale`` (11_training): "sqrt_d_model" multiplies the token vectors by
+    √d_model, as the 2017 paper does, and draws the table at std 1/√(2·d_model), so a token
+    vector starts at RMS 1/√2, the sinusoidal table's own, instead of 36× below it; "none" is
+    GPT-2's plain lookup at std 0.02 (pretrained GPT-2/LLaMA, and checkpoints saved before this
+    field existed: the ``legacy`` value that ``checkpoint`` fills in when a stored config lacks it).
     """
 
     vocab_size: int
@@ -82,6 +88,7 @@ class GPTConfig:
     bias: bool = True
     norm_eps: float | None = None
     rope_base: float = 10000.0
+    embedding_scale: str = field(default="sqrt_d_model", metadata={"legacy": "none"})
 
     def __post_init__(self) -> None:
         _check_int("vocab_size", self.vocab_size, 2)
@@ -129,11 +136,23 @@ class GPTConfig:
         if self.norm_eps is not None:
             _check_positive_float("norm_eps", self.norm_eps, above=0.0)
         _check_positive_float("rope_base", self.rope_base, above=1.0)
+        _check_choice("embedding_scale", self.embedding_scale, EMBEDDING_SCALES)
 
     @property
     def head_size(self) -> int:
         """D = d_model // n_heads."""
         return self.d_model // self.n_heads
+
+    @property
+    def embedding_multiplier(self) -> float:
+        """What :meth:`GPT.embed` multiplies the token vectors by: √d_model, or 1 for "none"."""
+        return math.sqrt(self.d_model) if self.embedding_scale == "sqrt_d_model" else 1.0
+
+    @property
+    def embedding_init_std(self) -> float:
+        """The token table's initial std: 1/√(2·d_model) for "sqrt_d_model" (× √d_model gives
+        RMS 1/√2, the sinusoidal table's), GPT-2's 0.02 for "none"."""
+        return 1 / math.sqrt(2 * self.d_model) if self.embedding_scale == "sqrt_d_model" else 0.02
 
     @property
     def hidden_size(self) -> int:
@@ -252,7 +271,7 @@ class GPT(nn.Module):
         # Post-norm blocks already end with a norm; pre-norm leaves the residual stream unnormalised.
         self.final_norm = make_norm(config) if config.norm_placement == "pre" else nn.Identity()
         self.lm_head = nn.Linear(C, config.vocab_size, bias=False)  # (C -> V)
-        self.apply(self._init_weights)
+        self.apply(self._init_weights)  # in module order: the same draws for every embedding_scale
         for name, param in self.named_parameters():
             # GPT-2: each block adds two outputs to the residual stream; shrinking them keeps
             # the stream's variance from growing with depth at initialisation.
@@ -261,15 +280,16 @@ class GPT(nn.Module):
         if config.tie_weights:
             self.lm_head.weight = self.token_embedding.weight  # one (V, C) tensor, two uses
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
+    def _init_weights(self, module: nn.Module) -> None:
         # Small weights (std 0.02, GPT-2) make the untrained logits nearly equal: loss ≈ ln V.
         if isinstance(module, nn.Linear):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            # The token table's std depends on embedding_scale (see GPTConfig.embedding_init_std).
+            std = self.config.embedding_init_std if module is self.token_embedding else 0.02
+            nn.init.normal_(module.weight, mean=0.0, std=std)
 
     def _check_ids(
         self, name: str, ids: object, like: torch.Tensor | None = None, start_pos: int = 0
@@ -313,12 +333,14 @@ class GPT(nn.Module):
         return ids.long()
 
     def embed(self, idx: torch.Tensor, start_pos: int = 0) -> torch.Tensor:
-        """Token embeddings plus positions (nothing added for RoPE, which acts inside
-        attention, or for ``positional="none"``):
+        """Token embeddings (× √d_model with ``embedding_scale="sqrt_d_model"``) plus positions
+        (nothing added for RoPE, which acts inside attention, or for ``positional="none"``):
         idx [B, T] -> [B, T, C]. ``start_pos`` (12_generation) is the absolute position of
         the first token, for tokens that continue a cached sequence."""
         T = idx.shape[1]
         x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
+        if self.config.embedding_scale == "sqrt_d_model":
+            x = x * self.config.embedding_multiplier  # (B, T, C) × √C: tokens at the table's scale
         if self.config.positional == "sinusoidal":
             x = (
                 x + self.positional_table[start_pos : start_pos + T]

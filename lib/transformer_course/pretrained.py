@@ -132,7 +132,8 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
                 f"context_length must be an int in [1, {window}], got {context_length!r}"
             )
         config["context_length"] = context_length
-    return GPTConfig(dropout=0.0, **config)
+    # Their embeddings are plain lookups: no √d_model factor (GPTConfig.embedding_scale).
+    return GPTConfig(dropout=0.0, embedding_scale="none", **config)
 
 
 def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:

@@ -150,9 +150,8 @@ PRESETS: dict[str, TrainConfig] = {
 }
 
 #: The ``GPTConfig`` arguments (all but ``vocab_size``) that go with each recipe. The seed's
-#: sizes throughout; "cpu-demo" and "gpu" use learned positions: with GPT-2's small initial
-#: embeddings (std 0.02) a sinusoidal table of amplitude 1 drowns the token vectors, and the
-#: model needs hundreds of steps before it can tell tokens apart (11_training measures it).
+#: sizes and its sinusoidal table throughout: GPTConfig's default ``embedding_scale`` puts the
+#: token vectors at the table's scale (11_training measures why that matters).
 MODEL_PRESETS: dict[str, dict[str, Any]] = {
     "seed": {"context_length": 16, "d_model": 64, "n_heads": 4, "n_layers": 8, "dropout": 0.1},
     "cpu-demo": {
@@ -161,7 +160,6 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "n_heads": 4,
         "n_layers": 8,
         "dropout": 0.1,
-        "positional": "learned",
     },
     "gpu": {
         "context_length": 64,
@@ -169,7 +167,6 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "n_heads": 8,
         "n_layers": 8,
         "dropout": 0.2,
-        "positional": "learned",
     },
 }
 

@@ -81,14 +81,8 @@ def compare_results(given: object, expected: object, atol: float, label: str = "
     """Compare a learner's result with the reference's: tensors, numbers, tuples, lists, anything."""
     if isinstance(expected, torch.Tensor):
         return compare_tensors(given, expected, atol, label)
-    if isinstance(expected, tuple):
-        if not isinstance(given, tuple) or len(given) != len(expected):
-            return f"{label} should be a tuple of {len(expected)} items, got {_describe(given)}."
-        for index, (one_given, one_expected) in enumerate(zip(given, expected, strict=True)):
-            problem = compare_results(one_given, one_expected, atol, f"item {index} of {label}")
-            if problem:
-                return problem
-        return None
+    if isinstance(expected, (tuple, list)):
+        return _compare_sequences(given, expected, atol, label)
     if isinstance(expected, bool):
         if not isinstance(given, bool):
             return f"{label} should be True or False, got {_describe(given)}."
@@ -102,18 +96,21 @@ def compare_results(given: object, expected: object, atol: float, label: str = "
         if abs(given - expected) <= atol + 1e-4 * abs(expected):
             return None
         return f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
-    if isinstance(expected, list):
-        if not isinstance(given, list):
-            return f"{label} should be a list, got {_describe(given)}."
-        if len(given) != len(expected):
-            return f"{label} has {len(given)} items; expected {len(expected)}."
-        for index, (one_given, one_expected) in enumerate(zip(given, expected, strict=True)):
-            problem = compare_results(one_given, one_expected, atol, f"item {index} of {label}")
-            if problem:
-                return problem
-        return None
     same = given == expected
     return None if same is True else f"{label} is {given!r}; expected {expected!r}."
+
+
+def _compare_sequences(given: object, expected: tuple | list, atol: float, label: str) -> str | None:
+    kind = type(expected).__name__
+    if not isinstance(given, type(expected)):
+        return f"{label} should be a {kind} of {len(expected)} items, got {_describe(given)}."
+    if len(given) != len(expected):
+        return f"{label} has {len(given)} items; expected {len(expected)}."
+    for index, (one_given, one_expected) in enumerate(zip(given, expected, strict=True)):
+        problem = compare_results(one_given, one_expected, atol, f"item {index} of {label}")
+        if problem:
+            return problem
+    return None
 
 
 def _describe(value: object) -> str:

@@ -2,34 +2,36 @@
 
 from __future__ import annotations
 
-import torch
+import math
 
-from . import Feedback, check_value, checker, report, unanswered
-from .answers import read_shape
-
-
-@checker
-def check_corpus_characters(answer: object, text: str) -> Feedback:
-    """How many characters does the corpus have?"""
-    return check_value(
-        answer,
-        len(text),
-        f"the corpus has {len(text):,} characters.",
-        "count characters with len(text), not bytes or lines.",
-    )
+from . import NOT_ANSWERED, Feedback, checker, report, unanswered
+from .answers import read_number
+from .build import give_hint
 
 
 @checker
-def check_matmul_shape(answer: object) -> Feedback:
-    """What shape has (4, 16, 64) @ (64, 8)?"""
+def check_dot_product_std(answer: object, d: int = 256, hint: bool = False) -> Feedback:
+    """Predict: the standard deviation of one entry of ``a @ b`` when the inner size is ``d``.
+
+    Every entry is a sum of ``d`` products of independent N(0, 1) numbers; each product has
+    variance 1, so the sum has variance ``d`` and standard deviation √d. A prediction within 10 %
+    counts (the measured value of one draw wanders by about that much at these sizes).
+    """
+    if hint:
+        return give_hint(
+            "one entry of a @ b is a sum of d products x·y. Each product of two independent N(0, 1) "
+            "numbers has mean 0 and variance 1, and variances of independent terms add up."
+        )
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a tuple such as (2, 3).", answered=False)
-    expected = tuple(torch.empty(4, 16, 64).matmul(torch.empty(64, 8)).shape)
-    given, problem = read_shape(answer)
+        return report(False, "", NOT_ANSWERED, answered=False)
+    value, problem = read_number(answer)
     if problem:
         return report(False, "", problem)
+    expected = math.sqrt(d)
     return report(
-        given == expected,
-        f"the leading dimensions ride along and the last one changes: {expected}.",
-        "the matmul acts on the last dimension; the batch dimensions (4, 16) are kept.",
+        abs(value - expected) <= 0.1 * expected,
+        f"√{d} = {expected:g}: the variance grows with d, the standard deviation with √d — with d = 64 "
+        "the cell above measured about 8. Notebook 05 divides attention scores by √d_k for exactly this reason.",
+        f"{value:g} is not it. The cell above measured about 8 for d = 64; how does that grow with d? "
+        "Try `check_dot_product_std(..., hint=True)`, or change 64 to 256 in the cell above and run it.",
     )
