@@ -101,10 +101,29 @@ def test_exercises():
     assert ex.check_table_parameters(100_070 * 512)
     assert not ex.check_table_parameters(100_069 * 512)
     assert not ex.check_table_parameters(...).answered
-    assert ex.check_lookup_shape((8, 32, 128))
-    assert ex.check_lookup_shape(torch.Size([8, 32, 128]))
-    assert not ex.check_lookup_shape((8, 128))
-    assert not ex.check_lookup_shape("abc")
-    assert not ex.check_lookup_shape(...).answered
-    assert ex.check_rows_needed(100_070)
-    assert not ex.check_rows_needed(100_069)
+    assert ex.check_table_parameters(..., hint=True).is_hint
+    # the predict-before-run question: measured on a small GPT, every unread row gets a gradient
+    assert ex.check_unread_row_gradient(1.0)
+    assert ex.check_unread_row_gradient(1)
+    assert not ex.check_unread_row_gradient(0.0)
+    assert not ex.check_unread_row_gradient(True)
+    assert ex.check_unread_row_gradient(..., hint=True).is_hint
+
+
+def test_build_exercises_catch_the_usual_slips():
+    """The build checkers of 02 name the mistakes a learner is likely to make."""
+    # one_hot without num_classes is too narrow whenever the largest id is below V - 1
+    narrow = ex.check_embed_with_one_hot(lambda ids, w: F.one_hot(ids).float() @ w, seed=0)
+    assert not narrow and "shapes cannot be multiplied" in narrow.message
+    # integer one-hot times a float table
+    integer = ex.check_embed_with_one_hot(lambda ids, w: F.one_hot(ids, w.shape[0]) @ w, seed=0)
+    assert not integer and "dtype" in integer.message
+    assert ex.check_embed_with_one_hot(lambda ids, w: w[ids], seed=0)  # indexing is the same lookup
+
+    def targets_not_shifted(ids, batch_size, context_length, generator):
+        starts = torch.randint(len(ids) - context_length, (batch_size,), generator=generator)
+        positions = starts[:, None] + torch.arange(context_length)
+        return ids[positions], ids[positions]
+
+    slip = ex.check_sample_batch(targets_not_shifted, seed=0)
+    assert not slip and "item 1 of the result" in slip.message

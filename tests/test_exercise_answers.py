@@ -37,7 +37,6 @@ def _vocabulary() -> w2v.Vocabulary:
 #: Arguments the checkers cannot default (they describe the learner's own run).
 REQUIRED_ARGS = {
     "check_broken_layer": {"model": suspect_model()},
-    "check_attention_output": {"weights": torch.eye(3), "v": torch.ones(3, 2)},
     "check_warmup_lr": {"step": 3, "steps": 100, "lr": 1e-3, "warmup": 10, "min_lr": None},
     "check_validation_windows": {"val_tokens": 101, "context_length": 16},
     "check_saved_parameters": {
@@ -178,9 +177,15 @@ def test_plausible_slips_are_named():
 
 
 def test_tensor_feedback_says_where_and_how_much():
-    from transformer_course.exercises.v_attention import check_attention_output
+    from transformer_course.exercises import check_tensor, checker
 
     weights, v = torch.eye(3), torch.arange(6.0).reshape(3, 2)
+
+    @checker
+    def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
+        """One head's output weights @ v, checked as 08's question once was."""
+        return check_tensor(answer, weights @ v, "row i is Σ_j w_ij v_j.", "multiply the weights by V.")
+
     wrong = v.clone()
     wrong[1, 0] += 0.5
     feedback = check_attention_output(wrong, weights, v)

@@ -38,17 +38,17 @@ def test_stored_verdicts_are_tabled(tmp_path):
             _cell("x = 1"),
             _cell("def mask_future(s):\n    ...\n\n\ncheck_mask_future(mask_future)", [_result("✅ Correct: yes")]),
             _cell("answer = ...\ncheck_visible_keys(answer, query=5)", [_result("✏️  Not answered yet: …")]),
-            _cell("check_masked_fraction(0.2)", [_result("❌ Not quite: no")]),
+            _cell("check_temperature_limit(0.2)", [_result("❌ Not quite: no")]),
             _cell("check_broken_layer(3, suspect)", [{"output_type": "error", "ename": "NameError", "evalue": "", "traceback": []}]),
-            _cell("check_causal_mask(answer, hint=True)", [_result("💡 Hint: the lower triangle")]),
+            _cell("check_mha_params(answer, hint=True)", [_result("💡 Hint: the lower triangle")]),
             _cell("# check_split_shape(1) is a comment\ncheck_sees_the_future(f)"),
             _cell("print(check_initial_loss(8.2, 3771))", [{"output_type": "stream", "name": "stdout", "text": "ok"}]),
         ],
     )
     table = course_progress(tmp_path)
     assert list(table["exercise"]) == [
-        "check_mask_future", "check_visible_keys", "check_masked_fraction", "check_broken_layer",
-        "check_causal_mask", "check_sees_the_future",
+        "check_mask_future", "check_visible_keys", "check_temperature_limit", "check_broken_layer",
+        "check_mha_params", "check_sees_the_future",
     ]
     assert list(table["status"]) == ["passed", "not answered", "not yet right", "error", "hint shown", "not run"]
     assert table.loc[0, "kind"] == "build" and table.loc[1, "kind"] == "question"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,8 +62,9 @@ def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: s
         return f"{label} has dtype {given.dtype}; expected a {_tensor_kind(expected)} tensor ({expected.dtype})."
     given = given.detach().cpu()
     expected = expected.detach().cpu()
+    where = "" if label == "the result" else f"{label}: "  # which item of a tuple, say (x, y)
     if expected.dtype == torch.bool:
-        return None if torch.equal(given, expected) else first_difference(given, expected, atol)
+        return None if torch.equal(given, expected) else where + first_difference(given, expected, atol)
     given64, expected64 = given.double(), expected.double()
     same_infinities = torch.equal(torch.isinf(given64), torch.isinf(expected64)) and torch.equal(
         given64[torch.isinf(given64)], expected64[torch.isinf(expected64)]
@@ -74,7 +75,7 @@ def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: s
     close = torch.allclose(given64[finite], expected64[finite], atol=atol, rtol=1e-4)
     if close and same_infinities:
         return None
-    return first_difference(given64, expected64, atol)
+    return where + first_difference(given64, expected64, atol)
 
 
 def compare_results(given: object, expected: object, atol: float, label: str = "the result") -> str | None:
@@ -96,8 +97,27 @@ def compare_results(given: object, expected: object, atol: float, label: str = "
         if abs(given - expected) <= atol + 1e-4 * abs(expected):
             return None
         return f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
+    if isinstance(expected, Mapping):
+        return _compare_mappings(given, expected, atol, label)
     same = given == expected
     return None if same is True else f"{label} is {given!r}; expected {expected!r}."
+
+
+def _compare_mappings(given: object, expected: Mapping, atol: float, label: str) -> str | None:
+    """A dict (or Counter) result: the first missing key, extra key or wrong value, by name."""
+    if not isinstance(given, Mapping):
+        return f"{label} should be a dict (a Counter is one), got {_describe(given)}."
+    missing = [key for key in expected if key not in given]
+    if missing:
+        return f"{label} lacks the key {missing[0]!r} ({len(missing)} of the {len(expected)} keys are missing)."
+    extra = [key for key in given if key not in expected]
+    if extra:
+        return f"{label} has the key {extra[0]!r}, which the library's result has not ({len(extra)} extra keys)."
+    for key, one_expected in expected.items():
+        problem = compare_results(given[key], one_expected, atol, f"{label}[{key!r}]")
+        if problem:
+            return problem
+    return None
 
 
 def _compare_sequences(given: object, expected: tuple | list, atol: float, label: str) -> str | None:
@@ -131,6 +151,8 @@ def describe_inputs(arguments: Sequence[Any]) -> str:
             parts.append(f"a {_type_name(value)}")
         elif isinstance(value, (int, float, str, bool)) or value is None:
             parts.append(repr(value))
+        elif isinstance(value, (tuple, list, dict)) and len(repr(value)) <= 160:
+            parts.append(repr(value))  # a short word or word-count table: show it, it is the clue
         else:
             parts.append(_describe(value))
     return "(" + ", ".join(parts) + ")"

@@ -1,14 +1,27 @@
-"""Exercises of 02_embeddings."""
+"""Exercises of 02_embeddings: size a table, and build the batch sampler and the lookup as
+one-hot × W."""
 
 from __future__ import annotations
 
-from . import Feedback, check_value, checker, report, unanswered
-from .answers import read_shape
+import torch
+import torch.nn.functional as F
+
+from .. import data, model
+from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.embeddings import embed_with_one_hot, sample_batch
 
 
 @checker
-def check_table_parameters(answer: object, vocab_size: int = 100_070, d_model: int = 512) -> Feedback:
+def check_table_parameters(
+    answer: object, vocab_size: int = 100_070, d_model: int = 512, hint: bool = False
+) -> Feedback:
     """How many numbers does an embedding table with ``vocab_size`` rows and ``d_model`` columns hold?"""
+    if hint:
+        return give_hint(
+            "the table has one row per possible id and one column per dimension: count the rows, "
+            "count the columns, multiply (the bias-free table has nothing else)."
+        )
     expected = vocab_size * d_model
     return check_value(
         answer,
@@ -19,27 +32,123 @@ def check_table_parameters(answer: object, vocab_size: int = 100_070, d_model: i
 
 
 @checker
-def check_lookup_shape(answer: object, batch_size: int = 8, context_length: int = 32, d_model: int = 128) -> Feedback:
-    """Shape of ``embedding(ids)`` for ids of shape [batch_size, context_length]."""
-    if unanswered(answer):
-        return report(False, "", "replace the `...` with a tuple such as (2, 3, 4).", answered=False)
-    expected = (batch_size, context_length, d_model)
-    given, problem = read_shape(answer)
-    if problem:
-        return report(False, "", problem)
-    return report(
-        given == expected,
-        f"every id becomes a row of {d_model} numbers: {expected}.",
-        "the lookup keeps the shape of the ids and appends one axis of length d_model.",
+def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
+    """02_embeddings, predict before you run: after one backward pass of the course's GPT, what
+    fraction of the table's rows that no input or target token reads get a non-zero gradient?
+    The expected value is measured here, on a small GPT, not written down."""
+    if hint:
+        return give_hint(
+            "a lookup's gradient reaches only the rows it read — but the GPT's output layer is the "
+            "same table (weight tying, notebook 10), and the softmax gives every token of the "
+            "vocabulary a probability. Answer with a fraction between 0 and 1."
+        )
+    config = model.GPTConfig(vocab_size=60, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        gpt = model.GPT(config)
+        # (B, T + 1): ids below 30 only, so rows 30-59 are never read
+        ids = torch.randint(0, 30, (2, config.context_length + 1))
+    _, loss = gpt(ids[:, :-1], ids[:, 1:])  # (B, T) inputs, (B, T) targets
+    loss.backward()
+    unread = gpt.token_embedding.weight.grad[30:]  # (30, C)
+    expected = float((unread.norm(dim=-1) > 0).double().mean())
+    return check_value(
+        answer,
+        expected,
+        f"{expected:.0%} of the unread rows get a gradient: through the tied output layer every row is "
+        "a logit, and the softmax pushes every non-target logit down.",
+        "a row no token reads still takes part in every prediction: which layer of the GPT is the same "
+        "matrix as the embedding table?",
+        tolerance=0.01,
     )
 
 
-@checker
-def check_rows_needed(answer: object, max_id: int = 100_069) -> Feedback:
-    """How many rows must a table have so that id ``max_id`` can be looked up?"""
-    return check_value(
-        answer,
-        max_id + 1,
-        f"ids run from 0 to {max_id:,}, which is {max_id + 1:,} different rows.",
-        "row numbers start at 0: the largest id must be a valid row index.",
+# --------------------------------------------------------------------------- build exercises
+
+
+def _random_corpus(generator: torch.Generator) -> tuple[torch.Tensor, int, int, torch.Generator]:
+    """A random id stream and batch sizes; sometimes just long enough (T + 1 ids, one offset)."""
+    batch_size = int(torch.randint(1, 6, (), generator=generator))
+    context_length = int(torch.randint(1, 13, (), generator=generator))
+    spare = (
+        0
+        if float(torch.rand((), generator=generator)) < 0.2
+        else int(torch.randint(1, 40, (), generator=generator))
+    )
+    ids = torch.randint(0, 1000, (context_length + 1 + spare,), generator=generator)  # (N,)
+    draws = torch.Generator().manual_seed(int(torch.randint(2**31, (), generator=generator)))
+    return ids, batch_size, context_length, draws
+
+
+def _get_batch_reference(
+    ids: torch.Tensor, batch_size: int, context_length: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T), (B, T)
+
+
+SAMPLE_BATCH = BuildExercise(
+    name="sample_batch",
+    reference=_get_batch_reference,
+    make_inputs=_random_corpus,
+    hint="draw the starts exactly as the docstring says (one call to torch.randint with the "
+    "generator). Then `starts[:, None] + torch.arange(context_length)[None, :]` is a (B, T) table of "
+    "positions: index `ids` with it for x, and with positions + 1 for y. The last start must leave "
+    "room for the target of the last position — that is why the bound is len(ids) - context_length.",
+    solution=sample_batch,
+    success="That is `data.get_batch`, which `embedding.course_batch` and the training loop of 11 use.",
+)
+
+
+@builds(SAMPLE_BATCH)
+def check_sample_batch(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """02_embeddings build exercise: the learner's ``sample_batch(ids, B, T, generator)`` vs ``data.get_batch``."""
+    return SAMPLE_BATCH.check(answer, hint=hint, seed=seed, check_name="check_sample_batch")
+
+
+def _random_lookup(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ids of a random shape — (N,), (B, T) or (B, 1) — and a random (V, C) table; in half the
+    draws the largest id is well below V − 1, so the one-hot width must come from the table."""
+    vocab_size = int(torch.randint(2, 41, (), generator=generator))
+    d_model = int(torch.randint(1, 9, (), generator=generator))
+    kind = int(torch.randint(3, (), generator=generator))
+    shape = [
+        (int(torch.randint(1, 9, (), generator=generator)),),
+        (
+            int(torch.randint(1, 5, (), generator=generator)),
+            int(torch.randint(2, 9, (), generator=generator)),
+        ),
+        (int(torch.randint(1, 5, (), generator=generator)), 1),
+    ][kind]
+    high = (
+        vocab_size if float(torch.rand((), generator=generator)) < 0.5 else max(1, vocab_size // 3)
+    )
+    ids = torch.randint(0, high, shape, generator=generator)  # (...,)
+    weight = torch.randn(vocab_size, d_model, generator=generator)  # (V, C)
+    return ids, weight
+
+
+def _lookup_reference(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    # (B, T) -> (B, T, C), whatever the shape of ids: what nn.Embedding computes
+    return F.embedding(ids, weight)
+
+
+EMBED_WITH_ONE_HOT = BuildExercise(
+    name="embed_with_one_hot",
+    reference=_lookup_reference,
+    make_inputs=_random_lookup,
+    hint="`F.one_hot(ids, num_classes=weight.shape[0])` gives (..., V) integers: convert them with "
+    "`.to(weight.dtype)` (a matrix product needs floats on both sides), then `@ weight`. Without "
+    "num_classes the width is ids.max() + 1, which is too narrow when the largest id is not V − 1.",
+    solution=embed_with_one_hot,
+    success="One-hot × W is the row lookup, for any shape of ids — and V times more work than indexing.",
+)
+
+
+@builds(EMBED_WITH_ONE_HOT)
+def check_embed_with_one_hot(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
+    """02_embeddings build exercise: the learner's ``embed_with_one_hot(ids, weight)`` vs ``F.embedding``."""
+    return EMBED_WITH_ONE_HOT.check(
+        answer, hint=hint, seed=seed, check_name="check_embed_with_one_hot"
     )

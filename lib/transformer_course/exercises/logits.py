@@ -1,36 +1,28 @@
-"""Exercises of 10_logits_and_loss."""
+"""Exercises of 10_logits_and_loss: two build exercises (cross-entropy from logits, the logits of a
+GPT with a tied output layer) and three predict-before-you-run questions (the loss at one position,
+the untrained logits' spread, the untrained loss of the compact vocabulary)."""
 
 from __future__ import annotations
 
 import math
 
-from . import Feedback, check_value, checker, report, unanswered
-from .answers import read_shape
+import torch
+from torch.nn import functional as F
+
+from ..model import GPT, GPTConfig
+from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.logits import cross_entropy_loss, tied_logits
 
 
 @checker
-def check_logits_shape(
-    answer: object, batch_size: int = 4, context_length: int = 16, vocab_size: int = 100_070
-) -> Feedback:
-    """The shape of the logits for a [batch_size, context_length] batch, as a tuple."""
-    if unanswered(answer):
-        return report(
-            False, "", "replace the `...` with a tuple such as (2, 3, 5).", answered=False
-        )
-    expected = (batch_size, context_length, vocab_size)
-    given, problem = read_shape(answer)
-    if problem:
-        return report(False, "", problem)
-    return report(
-        given == expected,
-        f"{expected}: one score per vocabulary entry, at every position of every window.",
-        "every position of every window gets a score for every token of the vocabulary: (B, T, V).",
-    )
-
-
-@checker
-def check_uniform_loss(answer: object, vocab_size: int = 3771) -> Feedback:
+def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = False) -> Feedback:
     """The cross-entropy of a model that gives every one of ``vocab_size`` tokens the same probability."""
+    if hint:
+        return give_hint(
+            "every token gets probability 1/V; the loss is −log of the true token's probability, "
+            "with the natural logarithm (`math.log`)."
+        )
     expected = math.log(vocab_size)
     return check_value(
         answer,
@@ -42,8 +34,13 @@ def check_uniform_loss(answer: object, vocab_size: int = 3771) -> Feedback:
 
 
 @checker
-def check_cross_entropy(answer: object, probability: float = 0.25) -> Feedback:
+def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = False) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
+    if hint:
+        return give_hint(
+            "the loss at one position looks only at the true next token: how much probability "
+            "did it get? Take −log of that (natural log)."
+        )
     expected = -math.log(probability)
     return check_value(
         answer,
@@ -55,12 +52,120 @@ def check_cross_entropy(answer: object, probability: float = 0.25) -> Feedback:
 
 
 @checker
-def check_tying_saving(answer: object, vocab_size: int = 100_070, d_model: int = 64) -> Feedback:
-    """How many parameters does weight tying save (the output layer has no bias)?"""
-    expected = vocab_size * d_model
+def check_logit_std(
+    answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False
+) -> Feedback:
+    """The standard deviation of the untrained logits: LayerNorm-ed vectors of size ``d_model`` times an
+    output matrix whose entries are drawn with standard deviation ``weight_std``."""
+    if hint:
+        return give_hint(
+            "after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
+            "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances."
+        )
+    expected = weight_std * math.sqrt(d_model)
     return check_value(
         answer,
         expected,
-        f"the whole {vocab_size:,} × {d_model} output matrix: {expected:,} parameters.",
-        "with tying the output layer reuses the embedding table, so its own V × C matrix disappears.",
+        f"{weight_std} · √{d_model} = {expected:.2f}: each logit sums {d_model} independent terms h_i·w_i, "
+        f"and Σ h_i² = {d_model} after the LayerNorm.",
+        "a logit is h · w: the variance of a sum of independent terms is the sum of their variances, "
+        "Var(h_i w_i) = h_i² · 0.02², and the LayerNorm makes Σ h_i² = d_model.",
+        tolerance=0.01,
     )
+
+
+def _cross_entropy_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random logits (B, T, V) and targets (B, T); some trials have logits of ±100 (exp overflows)."""
+    B, T = (
+        int(torch.randint(1, 4, (1,), generator=generator)),
+        int(torch.randint(1, 7, (1,), generator=generator)),
+    )
+    V = int(torch.randint(2, 40, (1,), generator=generator))
+    scale = [1.0, 10.0, 100.0][int(torch.randint(0, 3, (1,), generator=generator))]
+    logits = scale * torch.randn(B, T, V, generator=generator)  # (B, T, V)
+    targets = torch.randint(0, V, (B, T), generator=generator)  # (B, T)
+    return logits, targets
+
+
+def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    # (B·T, V), (B·T,) -> (), as GPT.forward computes its loss
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+CROSS_ENTROPY = BuildExercise(
+    name="cross_entropy_loss",
+    reference=_cross_entropy_reference,
+    make_inputs=_cross_entropy_inputs,
+    hint="`torch.log_softmax(logits, dim=-1)` gives log p for every token (stable even for logits of 100, "
+    "where `torch.log(torch.softmax(...))` underflows to log 0 = −inf); `.gather(-1, targets.unsqueeze(-1))` "
+    "picks the true token's log p at each position; the loss is minus their mean, a 0-d tensor.",
+    solution=cross_entropy_loss,
+    success="`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`, which `GPT.forward` calls, computes "
+    "exactly this.",
+    atol=1e-4,
+)
+
+
+@builds(CROSS_ENTROPY)
+def check_cross_entropy_loss(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
+    """10_logits_and_loss build exercise: the learner's ``cross_entropy_loss(logits, targets)`` on random
+    logits (some as large as ±100) against ``F.cross_entropy``."""
+    return CROSS_ENTROPY.check(answer, hint=hint, seed=seed, check_name="check_cross_entropy_loss")
+
+
+def _tied_model_inputs(generator: torch.Generator) -> tuple[GPT, torch.Tensor]:
+    """A small random GPT with a tied output layer (eval mode) and a batch of ids (B, T); T may be 1."""
+    n_heads = int(torch.randint(1, 4, (1,), generator=generator))
+    # even: the sinusoidal table needs sin/cos pairs
+    d_model = n_heads * 2 * int(torch.randint(1, 4, (1,), generator=generator))
+    context_length = int(torch.randint(1, 9, (1,), generator=generator))
+    config = GPTConfig(
+        vocab_size=int(torch.randint(2, 30, (1,), generator=generator)),
+        context_length=context_length,
+        d_model=d_model,
+        n_heads=n_heads,
+        n_layers=int(torch.randint(0, 3, (1,), generator=generator)),
+        positional=["sinusoidal", "learned"][int(torch.randint(0, 2, (1,), generator=generator))],
+        tie_weights=True,
+    )
+    model = GPT(config).eval()  # eval: no dropout
+    with torch.no_grad():  # a trained-looking final norm, so that skipping it shows
+        model.final_norm.weight.copy_(1 + 0.5 * torch.randn(d_model, generator=generator))
+        model.final_norm.bias.copy_(0.5 * torch.randn(d_model, generator=generator))
+    B, T = (
+        int(torch.randint(1, 4, (1,), generator=generator)),
+        int(torch.randint(1, context_length + 1, (1,), generator=generator)),
+    )
+    return model, torch.randint(0, config.vocab_size, (B, T), generator=generator)  # (B, T)
+
+
+def _tied_logits_reference(model: GPT, idx: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return model(idx)[0]  # (B, T, V) GPT.forward's logits
+
+
+def _detached(arguments: tuple, result: object) -> object:
+    return result.detach() if isinstance(result, torch.Tensor) else result
+
+
+TIED_LOGITS = BuildExercise(
+    name="tied_logits",
+    reference=_tied_logits_reference,
+    make_inputs=_tied_model_inputs,
+    hint="`model.embed(idx)` gives the token vectors plus positions; run them through every block of "
+    "`model.blocks`, then `model.final_norm`; the output layer is the embedding table itself: multiply by "
+    "`model.token_embedding.weight.T` (C, V).",
+    solution=tied_logits,
+    success="This is `GPT.forward` without the loss: with `tie_weights=True`, `lm_head.weight` *is* the table.",
+    outcome=_detached,
+    atol=1e-5,
+)
+
+
+@builds(TIED_LOGITS)
+def check_tied_logits(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """10_logits_and_loss build exercise: the learner's ``tied_logits(model, idx)`` against the logits of
+    ``GPT.forward`` on small random GPTs."""
+    return TIED_LOGITS.check(answer, hint=hint, seed=seed, check_name="check_tied_logits")

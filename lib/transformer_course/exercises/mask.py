@@ -5,50 +5,28 @@ from __future__ import annotations
 import torch
 
 from ..attention import MultiHeadAttention, causal_mask
+from ..attention import padding_mask as library_padding_mask
 from ..model import GPT, GPTConfig
-from . import NOT_ANSWERED, Feedback, check_tensor, check_value, checker, report, unanswered
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
-from .build import BuildExercise, builds
-from .solutions.mask import mask_future
+from .build import BuildExercise, builds, give_hint
+from .solutions.mask import mask_future, padding_mask
 
 
 @checker
-def check_causal_mask(answer: object, T: int = 5) -> Feedback:
-    """A boolean [T, T] mask, True where query i may attend to key j (j ≤ i)."""
-    expected = torch.ones(T, T, dtype=torch.bool).tril()
-    return check_tensor(
-        answer,
-        expected,
-        f"the lower triangle (diagonal included) of a {T} × {T} matrix: each query sees itself and the past.",
-        "build a bool tensor with torch.ones(T, T, dtype=torch.bool) and keep its lower triangle (.tril()); "
-        "True means 'may attend'.",
-    )
-
-
-@checker
-def check_visible_keys(answer: object, query: int = 5) -> Feedback:
+def check_visible_keys(answer: object, query: int = 5, hint: bool = False) -> Feedback:
     """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
+    if hint:
+        return give_hint(
+            "row `query` of the causal mask is True in columns 0 … query (the past and the query itself). "
+            "Positions count from 0."
+        )
     return check_value(
         answer,
         query + 1,
         f"positions 0 … {query}: {query + 1} keys (itself included).",
         "a query sees every earlier position and itself, and positions start at 0.",
     )
-
-
-@checker
-def check_masked_fraction(answer: object, T: int = 16) -> Feedback:
-    """The fraction of the T × T scores that the causal mask sets to −inf."""
-    expected = (T * (T - 1) / 2) / (T * T)
-    return check_value(
-        answer,
-        expected,
-        f"the strict upper triangle holds T(T−1)/2 = {T * (T - 1) // 2} of {T * T} entries: {expected:.5f}.",
-        "count the entries strictly above the diagonal and divide by T².",
-        tolerance=1e-4,
-    )
-
-
 
 
 class _LeakyAttention(MultiHeadAttention):
@@ -146,12 +124,19 @@ def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
 
 
 @checker
-def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
+def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> Feedback:
     """06_mask exercise: ``answer`` is the learner's ``sees_the_future(model, idx, t) -> bool``.
 
     It is run on fresh models (a causal one, one with an off-by-one block, one where a single
     query peeks at a single later key) and must say, for every t, whether changing the tokens
     after t moves any output at positions 0 … t."""
+    if hint:
+        return give_hint(
+            "copy `idx` (`idx.clone()`), give every position after t a different token, e.g. "
+            "`(id + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()` (it returns "
+            "`(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with `torch.equal` — no "
+            "tolerance: a causal model gives identical numbers there."
+        )
     if unanswered(answer):
         return report(False, "", NOT_ANSWERED, answered=False)
     if not callable(answer):
@@ -216,8 +201,16 @@ def check_sees_the_future(answer: object, seed: int = 0) -> Feedback:
 
 
 @checker
-def check_broken_layer(answer: object, model: GPT) -> Feedback:
-    """06_mask exercise: which block of ``model`` (the suspect) has the leaking mask?"""
+def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = False) -> Feedback:
+    """06_mask exercise: which block of ``model`` (the suspect, by default ``suspect_model()``)
+    has the leaking mask?"""
+    if hint:
+        return give_hint(
+            "loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True, "
+            "raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with that index."
+        )
+    if model is None:
+        model = suspect_model()
     from ..causality import check_causal
 
     leaking = [
@@ -264,3 +257,34 @@ MASK_FUTURE = BuildExercise(
 def check_mask_future(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """06_mask build exercise: the learner's ``mask_future(scores)`` on random (B, H, T, T) scores."""
     return MASK_FUTURE.check(answer, hint=hint, seed=seed, check_name="check_mask_future")
+
+
+def _padding_mask_reference(lengths: torch.Tensor, S: int) -> torch.Tensor:
+    valid = torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]  # (1, S) < (B, 1) -> (B, S)
+    return library_padding_mask(valid)  # (B, S) -> (B, 1, 1, S)
+
+
+def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
+    B = int(torch.randint(1, 6, (1,), generator=generator))
+    S = int(torch.randint(1, 9, (1,), generator=generator))
+    lengths = torch.randint(1, S + 1, (B,), generator=generator)  # (B,) every window has ≥ 1 real token
+    lengths[0] = S  # a window with no padding at all: a sloppy `<=` or off-by-one shows here too
+    return lengths, S
+
+
+PADDING_MASK = BuildExercise(
+    name="padding_mask",
+    reference=_padding_mask_reference,
+    make_inputs=_random_lengths,
+    hint="compare the positions `torch.arange(S)` with each window's length: a (1, S) row against a (B, 1) "
+    "column broadcasts to (B, S), True where position < length. Then add two axes of size 1 in the middle, "
+    "`[:, None, None, :]`, so the mask broadcasts over heads and queries.",
+    solution=padding_mask,
+    success="`attention.padding_mask` does the last step; `&` with the causal mask gives (B, 1, T, T).",
+)
+
+
+@builds(PADDING_MASK)
+def check_padding_mask(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """06_mask build exercise: the learner's ``padding_mask(lengths, S)`` on random lengths [B]."""
+    return PADDING_MASK.check(answer, hint=hint, seed=seed, check_name="check_padding_mask")

@@ -1,47 +1,93 @@
-"""Exercises of 07_softmax."""
+"""Exercises of 07_softmax: build the stable softmax and the softmax with a temperature."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from . import Feedback, check_tensor, check_value, checker
+from .. import attention
+from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.softmax import stable_softmax, temperature_softmax
 
 
 @checker
-def check_softmax_row(answer: object, scores: torch.Tensor | None = None) -> Feedback:
-    """softmax of one row of scores ``scores`` [T] (default ``[2, 1, 0, -inf]``); the answer is [T] too."""
-    if scores is None:
-        scores = torch.tensor([2.0, 1.0, 0.0, float("-inf")])
-    expected = torch.softmax(scores.double(), dim=-1)
-    return check_tensor(
-        answer,
-        expected,
-        f"exp(s − max) / Σ exp(s − max) = {[round(v, 4) for v in expected.tolist()]}; the −inf entry gets exactly 0.",
-        "subtract the row max, exponentiate (exp(−inf) = 0) and divide by the sum of the row.",
-    )
-
-
-@checker
-def check_uniform_entropy(answer: object, n: int = 16) -> Feedback:
-    """The entropy (nats) of a row that spreads its weight evenly over ``n`` keys."""
-    expected = math.log(n)
-    return check_value(
-        answer,
-        expected,
-        f"−Σ (1/{n}) log(1/{n}) = log {n} ≈ {expected:.4f} nats, the largest entropy {n} keys allow.",
-        "every weight is 1/n, so the entropy is −n · (1/n) · log(1/n).",
-        tolerance=1e-4,
-    )
-
-
-@checker
-def check_temperature_limit(answer: object) -> Feedback:
+def check_temperature_limit(answer: object, hint: bool = False) -> Feedback:
     """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
+    if hint:
+        return give_hint(
+            "dividing by τ multiplies every gap between two scores by 1/τ. What happens to "
+            "e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?"
+        )
     return check_value(
         answer,
         1,
         "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all.",
         "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index.",
     )
+
+
+def _random_rows(generator: torch.Generator) -> tuple[torch.Tensor]:
+    """Rows of scores (R, S) with the cases a textbook softmax gets wrong: scores in the
+    thousands (exp overflows float32 above 88.7), masked keys, and a fully masked row."""
+    R = int(torch.randint(3, 7, (1,), generator=generator))
+    S = int(torch.randint(1, 9, (1,), generator=generator))
+    scores = torch.randn(R, S, generator=generator) * 3.0  # (R, S)
+    scores[0] = scores[0] * 300.0 + 1000.0  # (S,) huge scores: e^1000 is inf in float32
+    hidden = torch.rand(R, S, generator=generator) < 0.3  # (R, S) some masked keys
+    hidden[:, 0] = False  # … but every row keeps a key, except row 1:
+    scores = scores.masked_fill(hidden, float("-inf"))  # (R, S)
+    scores[1] = float("-inf")  # (S,) every key masked (possible with padding)
+    return (scores,)
+
+
+STABLE_SOFTMAX = BuildExercise(
+    name="stable_softmax",
+    reference=attention.softmax,
+    make_inputs=_random_rows,
+    hint="c = scores.amax(dim=-1, keepdim=True) is each row's maximum; exp(scores − c) can no longer "
+    "overflow. A fully masked row has c = −inf and −inf − (−inf) = NaN: replace a non-finite c by 0 "
+    "(torch.where with torch.isfinite), and divide by the row sum only where it is > 0.",
+    solution=stable_softmax,
+    success="Your rows of scores in the thousands did not overflow, masked keys got exactly 0, "
+    "and the fully masked row gave zeros, not NaN.",
+)
+
+
+@builds(STABLE_SOFTMAX)
+def check_stable_softmax(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """07_softmax build exercise: the learner's ``stable_softmax(scores)`` on random (R, S) rows."""
+    return STABLE_SOFTMAX.check(answer, hint=hint, seed=seed, check_name="check_stable_softmax")
+
+
+def _temperature_reference(scores: torch.Tensor, temperature: float) -> torch.Tensor:
+    return attention.softmax(attention.divide_by_temperature(scores, temperature))  # (R, S)
+
+
+def _random_rows_and_temperature(generator: torch.Generator) -> tuple[torch.Tensor, float]:
+    R = int(torch.randint(1, 5, (1,), generator=generator))
+    S = int(torch.randint(2, 9, (1,), generator=generator))
+    scores = torch.randn(R, S, generator=generator) * 4.0  # (R, S)
+    hidden = torch.rand(R, S, generator=generator) < 0.3  # (R, S) some masked keys
+    hidden[:, 0] = False  # every row keeps at least one key
+    scores = scores.masked_fill(hidden, float("-inf"))  # (R, S)
+    # Small τ too: scores of ±12 divided by 0.01 reach 1200, where the textbook formula overflows.
+    choices = [0.01, 0.1, 0.5, 1.0, 2.0, 10.0]
+    temperature = choices[int(torch.randint(0, len(choices), (1,), generator=generator))]
+    return scores, temperature
+
+
+TEMPERATURE_SOFTMAX = BuildExercise(
+    name="temperature_softmax",
+    reference=_temperature_reference,
+    make_inputs=_random_rows_and_temperature,
+    hint="divide the scores by τ first (−inf / τ stays −inf), then take a softmax that does not overflow "
+    "along the last axis: subtract the row maximum before exp. τ = 0.01 turns a score of 12 into 1200.",
+    solution=temperature_softmax,
+    success="τ < 1 sharpened the rows, τ > 1 flattened them, and masked keys stayed at 0.",
+)
+
+
+@builds(TEMPERATURE_SOFTMAX)
+def check_temperature_softmax(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """07_softmax build exercise: the learner's ``temperature_softmax(scores, temperature)``."""
+    return TEMPERATURE_SOFTMAX.check(answer, hint=hint, seed=seed, check_name="check_temperature_softmax")

@@ -1,20 +1,32 @@
-"""Exercises of 01_tokenization."""
+"""Exercises of 01_tokenization: predict BPE's second merge, count tokens, and build the two
+pieces of BPE training — one merge step and the pair counter."""
 
 from __future__ import annotations
 
+import torch
+
+from .. import tokenizer
 from . import Feedback, check_value, checker, report, unanswered
+from .build import BuildExercise, builds, give_hint
+from .solutions.tokenization import count_pairs, merge_pair
 
 SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
 @checker
-def check_second_merge(answer: object) -> Feedback:
+def check_second_merge(answer: object, hint: bool = False) -> Feedback:
     """Which pair does BPE merge second on the seed sentence? Answer as a tuple of two strings."""
-    from ..tokenizer import train_bpe
-
-    expected = train_bpe(SEED_SENTENCE, 2).merges[1]
+    if hint:
+        return give_hint(
+            "after t+i became 'ti', recount the adjacent pairs of the spelled words (each word "
+            "weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie "
+            "goes to the pair seen first in the sentence."
+        )
+    expected = tokenizer.train_bpe(SEED_SENTENCE, 2).merges[1]
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False)
+        return report(
+            False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False
+        )
     if not (
         isinstance(answer, (tuple, list))
         and len(answer) == 2
@@ -23,22 +35,30 @@ def check_second_merge(answer: object) -> Feedback:
         return report(False, "", "answer with a pair of two strings, such as ('t', 'i').")
     given = tuple(answer)
     if given == expected:
-        return report(True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", "")
-    hint = (
+        return report(
+            True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", ""
+        )
+    hint_text = (
         "recount the pairs after merging t+i: several pairs occur 3 times; the tie goes to the "
         "one seen first in the sentence (remember the end-of-word symbol '</w>')."
     )
-    if isinstance(given, tuple) and len(given) == 2 and set(given) == set(expected):
-        hint = "right symbols, wrong order: the pair is (left symbol, right symbol)."
-    return report(False, "", hint)
+    if set(given) == set(expected):
+        hint_text = "right symbols, wrong order: the pair is (left symbol, right symbol)."
+    return report(False, "", hint_text)
 
 
 @checker
-def check_token_count(answer: object, text: str = "Tokenization isn't magic!") -> Feedback:
+def check_token_count(
+    answer: object, text: str = "Tokenization isn't magic!", hint: bool = False
+) -> Feedback:
     """How many cl100k_base tokens does ``text`` have?"""
-    from ..tokenizer import get_encoding
-
-    count = len(get_encoding("cl100k_base").encode(text))
+    if hint:
+        return give_hint(
+            "guess first (a common word with its leading space is one token; a rare or long word "
+            "splits; the apostrophe ending and the '!' are pieces of their own), then check with "
+            "len(encoding.encode(text))."
+        )
+    count = len(tokenizer.get_encoding("cl100k_base").encode(text))
     return check_value(
         answer,
         count,
@@ -47,15 +67,75 @@ def check_token_count(answer: object, text: str = "Tokenization isn't magic!") -
     )
 
 
-@checker
-def check_space_token(answer: object) -> Feedback:
-    """Which cl100k_base id is the text ' ' (one space) on its own?"""
-    from ..tokenizer import get_encoding
+# --------------------------------------------------------------------------- build exercises
 
-    (space_id,) = get_encoding("cl100k_base").encode(" ")
-    return check_value(
-        answer,
-        space_id,
-        f"id {space_id} is a lone space; in running text the space usually rides on the next word's token.",
-        "encode the string ' ' and read the single id it gives.",
-    )
+#: Symbols a spelled word is made of in the exercises: letters, merged pieces, the end marker.
+_SYMBOLS = ["t", "i", "e", "r", "ti", "er", "e</w>"]
+
+
+def _random_word(generator: torch.Generator) -> tuple[str, ...]:
+    """A spelled word: 0–7 symbols, then '</w>'; sometimes a run of one letter ('e e e …'),
+    where merging ('e', 'e') must go left to right without overlapping."""
+    length = int(torch.randint(0, 8, (), generator=generator))
+    if float(torch.rand((), generator=generator)) < 0.25:
+        return ("e",) * max(length, 2) + ("</w>",)
+    picks = torch.randint(len(_SYMBOLS), (length,), generator=generator).tolist()
+    return (*(_SYMBOLS[k] for k in picks), "</w>")
+
+
+def _random_merge_inputs(generator: torch.Generator) -> tuple[tuple[str, ...], tuple[str, str]]:
+    word = _random_word(generator)
+    if word[:2] == ("e", "e"):
+        return word, ("e", "e")
+    if len(word) >= 2 and float(torch.rand((), generator=generator)) < 0.8:
+        j = int(torch.randint(len(word) - 1, (), generator=generator))
+        return word, (word[j], word[j + 1])  # a pair the word holds (maybe several times)
+    a, b = torch.randint(len(_SYMBOLS), (2,), generator=generator).tolist()
+    return word, (_SYMBOLS[a], _SYMBOLS[b])  # usually absent: the word must come back unchanged
+
+
+MERGE_PAIR = BuildExercise(
+    name="merge_pair",
+    reference=tokenizer.merge_pair,
+    make_inputs=_random_merge_inputs,
+    hint="walk through the word with an index i. If (word[i], word[i + 1]) is the pair, append "
+    "word[i] + word[i + 1] and jump by 2; otherwise append word[i] and step by 1. Return a tuple. "
+    "A `for` loop cannot jump, so use `while i < len(word)`; mind the last symbol, which has no "
+    "right neighbour. ('e', 'e', 'e') merged on ('e', 'e') is ('ee', 'e').",
+    solution=merge_pair,
+    success="That is one merge step of BPE: `tokenizer.merge_pair`, which `train_bpe` applies to every word.",
+)
+
+
+@builds(MERGE_PAIR)
+def check_merge_pair(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """01_tokenization build exercise: the learner's ``merge_pair(word, pair)`` on random spelled words."""
+    return MERGE_PAIR.check(answer, hint=hint, seed=seed, check_name="check_merge_pair")
+
+
+def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int]]:
+    """1–5 spelled words with counts 1–4; a word repeated in the draw keeps its last count."""
+    n_words = int(torch.randint(1, 6, (), generator=generator))
+    words: dict[tuple[str, ...], int] = {}
+    for _ in range(n_words):
+        word = _random_word(generator)
+        words[word] = int(torch.randint(1, 5, (), generator=generator))
+    return (words,)
+
+
+COUNT_PAIRS = BuildExercise(
+    name="count_pairs",
+    reference=tokenizer.pair_counts,
+    make_inputs=_random_words,
+    hint="start from `Counter()`. For every (word, count) in words.items(), walk over the adjacent "
+    "pairs — `zip(word, word[1:])` gives them — and add the word's count to each pair. A pair that "
+    "occurs twice inside one word counts twice; a one-symbol word has no pairs.",
+    solution=count_pairs,
+    success="That is step 2 of the recipe, `tokenizer.pair_counts`; BPE merges its most frequent pair.",
+)
+
+
+@builds(COUNT_PAIRS)
+def check_count_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """01_tokenization build exercise: the learner's ``count_pairs(words)`` on random word counts."""
+    return COUNT_PAIRS.check(answer, hint=hint, seed=seed, check_name="check_count_pairs")

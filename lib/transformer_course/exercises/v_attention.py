@@ -1,45 +1,123 @@
-"""Exercises of 08_v_attention."""
+"""Exercises of 08_v_attention: build merge_heads, causal attention and a whole multi-head layer."""
 
 from __future__ import annotations
 
 import torch
 
-from . import Feedback, check_tensor, check_value, checker
+from .. import attention
+from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.v_attention import causal_attention, merge_heads, multi_head_attention
 
 
 @checker
-def check_mha_params(answer: object, d_model: int = 64) -> Feedback:
-    """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (any n_heads)."""
+def check_mha_params(answer: object, d_model: int = 64, n_heads: int = 8, hint: bool = False) -> Feedback:
+    """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (it does not depend on n_heads)."""
+    if hint:
+        return give_hint(
+            "list the layer's Linear maps and the shape of each weight and bias. Does splitting C columns "
+            "into more, narrower heads add or remove any of them?"
+        )
     expected = 4 * (d_model * d_model + d_model)
     return check_value(
         answer,
         expected,
-        f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}.",
+        f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}, with {n_heads} heads or with 1 — "
+        "the heads only decide how the columns are grouped.",
         "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
     )
 
 
-@checker
-def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
-    """The output of one head: ``weights`` [T, T] @ ``v`` [T, D]."""
-    expected = weights @ v  # (T, T) @ (T, D) -> (T, D)
-    return check_tensor(
-        answer,
-        expected,
-        f"row i is the weighted average Σ_j w_ij v_j: a {tuple(expected.shape)} tensor.",
-        "multiply the weight matrix by V (weights @ v), rows of weights against the rows of V.",
-    )
+def _random_heads(generator: torch.Generator) -> tuple[torch.Tensor]:
+    B = int(torch.randint(1, 4, (1,), generator=generator))
+    H = int(torch.randint(2, 6, (1,), generator=generator))  # ≥ 2 heads, so their order matters
+    T = int(torch.randint(1, 7, (1,), generator=generator))
+    D = int(torch.randint(1, 6, (1,), generator=generator))
+    return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
 
 
-@checker
-def check_merged_shape(
-    answer: object, B: int = 4, H: int = 4, T: int = 16, D: int = 16
-) -> Feedback:
-    """The shape of merge_heads on a [B, H, T, D] tensor."""
-    expected = (B, T, H * D)
-    return check_value(
-        answer,
-        expected,
-        f"(B, H, T, D) → (B, T, H, D) → (B, T, H·D) = {expected}.",
-        "move the head axis back behind time and glue the heads' columns side by side.",
-    )
+MERGE_HEADS = BuildExercise(
+    name="merge_heads",
+    reference=attention.merge_heads,
+    make_inputs=_random_heads,
+    hint="first bring time in front of the heads, (B, H, T, D) → (B, T, H, D) with `.transpose(1, 2)`, then "
+    "glue each token's H vectors of D into one of H·D with `.reshape(B, T, H * D)`. A reshape alone, without "
+    "the transpose, keeps the numbers in the wrong order (and `.view` refuses the transposed tensor).",
+    solution=merge_heads,
+    success="Head h fills columns h·D … h·D + D − 1: the inverse of notebook 04's split_heads.",
+)
+
+
+@builds(MERGE_HEADS)
+def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """08_v_attention build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""
+    return MERGE_HEADS.check(answer, hint=hint, seed=seed, check_name="check_merge_heads")
+
+
+def _causal_attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    T = q.shape[-2]
+    out, _ = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(T, device=q.device))
+    return out  # (B, H, T, D)
+
+
+def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    B = int(torch.randint(1, 4, (1,), generator=generator))
+    H = int(torch.randint(1, 5, (1,), generator=generator))
+    T = int(torch.randint(1, 8, (1,), generator=generator))  # T = 1 too: one token sees only itself
+    D = int(torch.randint(1, 10, (1,), generator=generator))  # odd head sizes: 1/√D, not 1/√C or 1/√T
+    shape = (B, H, T, D)
+    return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
+
+
+CAUSAL_ATTENTION = BuildExercise(
+    name="causal_attention",
+    reference=_causal_attention_reference,
+    make_inputs=_random_qkv,
+    hint="four steps, all on (B, H, T, ·) tensors: scores = q @ k.transpose(-2, -1) / √D with D = q.shape[-1]; "
+    "set the future (column > row) to −inf with the lower-triangular mask of notebook 06; softmax over the "
+    "last axis; multiply the weights by v.",
+    solution=causal_attention,
+    success="The same as the library's `scaled_dot_product_attention` with the causal mask, and as PyTorch's "
+    "`F.scaled_dot_product_attention(q, k, v, is_causal=True)`.",
+)
+
+
+@builds(CAUSAL_ATTENTION)
+def check_causal_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """08_v_attention build exercise: the learner's ``causal_attention(q, k, v)`` on random (B, H, T, D) inputs."""
+    return CAUSAL_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_causal_attention")
+
+
+def _layer_reference(layer: attention.MultiHeadAttention, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return layer(x, causal=True)  # (B, T, C)
+
+
+def _random_layer_and_input(generator: torch.Generator) -> tuple[attention.MultiHeadAttention, torch.Tensor]:
+    H = int(torch.randint(1, 5, (1,), generator=generator))
+    D = int(torch.randint(1, 6, (1,), generator=generator))
+    B = int(torch.randint(1, 4, (1,), generator=generator))
+    T = int(torch.randint(1, 8, (1,), generator=generator))
+    layer = attention.MultiHeadAttention(H * D, H)
+    with torch.no_grad():
+        for parameter in layer.parameters():  # drawn from the generator: the same layer for both calls
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
+    return layer, torch.randn(B, T, H * D, generator=generator)  # (B, T, C)
+
+
+MULTI_HEAD_ATTENTION = BuildExercise(
+    name="multi_head_attention",
+    reference=_layer_reference,
+    make_inputs=_random_layer_and_input,
+    hint="project x with layer.q_proj, layer.k_proj and layer.v_proj; split each into layer.n_heads heads "
+    "((B, T, C) → (B, H, T, D): view, then transpose(1, 2)); causal attention per head as in the previous "
+    "exercise; merge the heads back to (B, T, C); finish with layer.out_proj.",
+    solution=multi_head_attention,
+    success="That is the whole layer: `layer(x, causal=True)` does the same, and nn.MultiheadAttention too.",
+)
+
+
+@builds(MULTI_HEAD_ATTENTION)
+def check_multi_head_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """08_v_attention build exercise: the learner's ``multi_head_attention(layer, x)`` against ``layer(x, causal=True)``."""
+    return MULTI_HEAD_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_multi_head_attention")

@@ -1,52 +1,28 @@
-"""Exercises of 02b_word2vec."""
+"""Exercises of 02b_word2vec: build skip-gram's (centre, context) pairs and the negative-sampling
+loss, and find a nearest neighbour by hand."""
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 from .. import word2vec as w2v
-from . import Feedback, check_value, checker, report, unanswered
-
-
-@checker
-def check_pair_count(
-    answer: object, sentence: str = "the man loves his son", window: int = 2
-) -> Feedback:
-    """How many (centre, context) pairs does skip-gram make from ``sentence`` with a full ``window``?"""
-    tokens = sentence.split()
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(tokens))}
-    ids = torch.tensor([vocab[t] for t in tokens])  # (N,)
-    expected = w2v.skipgram_pairs(ids, window)[0].numel()
-    return check_value(
-        answer,
-        expected,
-        f"{expected} pairs: words near the ends have fewer neighbours than the {2 * window} of a word in the middle.",
-        f"count, for each of the {len(tokens)} words, the neighbours at most {window} places away on either side "
-        "(a word near an end has fewer).",
-    )
-
-
-@checker
-def check_one_hot_cosine(answer: object) -> Feedback:
-    """What is the cosine similarity between the one-hot vectors of two different words?"""
-    a, b = torch.eye(5)[1], torch.eye(5)[3]  # (5,), (5,)
-    expected = float(F.cosine_similarity(a, b, dim=0))
-    return check_value(
-        answer,
-        expected,
-        "0: one-hot vectors of different words are orthogonal, so every pair of words is equally unrelated.",
-        "the two vectors have their single 1 in different places; what is their dot product?",
-        tolerance=1e-6,
-    )
+from . import Feedback, checker, report, unanswered
+from .build import BuildExercise, builds, give_hint
+from .solutions.word2vec import negative_sampling_loss, skipgram_pairs
 
 
 @checker
 def check_nearest(
-    answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str
+    answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str, hint: bool = False
 ) -> Feedback:
     """Which word's vector (a row of ``vectors`` [V, E]) has the highest cosine similarity with
     ``word``'s, itself excluded?"""
+    if hint:
+        return give_hint(
+            "`unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @ unit[vocab.id(word)]` "
+            "is the cosine with every word. Set the word's own entry to -inf (its cosine is 1), take "
+            "the argmax and read the word with `vocab.words[index]`."
+        )
     if unanswered(answer):
         return report(False, "", "replace the `...` with a word (a str).", answered=False)
     if not isinstance(answer, str):
@@ -63,4 +39,108 @@ def check_nearest(
         f"{expected!r} is the nearest neighbour of {word!r}.",
         "normalise every row to length 1, multiply by the normalised vector of the word, and take the argmax "
         "of the others.",
+    )
+
+
+# --------------------------------------------------------------------------- build exercises
+
+
+def _random_stream(generator: torch.Generator) -> tuple[torch.Tensor, int]:
+    """A stream of 1–12 word ids and a window of 1–4 — sometimes wider than the stream itself."""
+    n = int(torch.randint(1, 13, (), generator=generator))
+    window = int(torch.randint(1, 5, (), generator=generator))
+    return torch.randint(0, 20, (n,), generator=generator), window  # (N,), int
+
+
+def _pairs_reference(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return w2v.skipgram_pairs(ids, window)  # (P,), (P,) — full windows: no generator
+
+
+def _as_pair_table(arguments: tuple, result: object) -> object:
+    """Pairs in any order compare equal: the (centre, context) pairs as rows of a (P, 2) tensor,
+    sorted by position of centre then context. Anything that is not two id sequences is passed on
+    unchanged, so the comparison names what came back."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        return result
+    try:
+        centres, contexts = (torch.as_tensor(part).reshape(-1) for part in result)
+    except (TypeError, ValueError, RuntimeError):
+        return result
+    # torch.as_tensor([]) is float: an empty answer is an empty list of ids
+    centres, contexts = (part.long() if part.numel() == 0 else part for part in (centres, contexts))
+    if centres.shape != contexts.shape:
+        return (centres, contexts)  # the tuple branch of the comparison names the difference
+    table = torch.stack([centres, contexts.to(centres.dtype)], dim=1)  # (P, 2)
+    key = table[:, 0].double() * 1e6 + table[:, 1].double()  # (P,) sort by centre, then context
+    return table[key.argsort(stable=True)]  # (P, 2)
+
+
+SKIPGRAM_PAIRS = BuildExercise(
+    name="skipgram_pairs",
+    reference=_pairs_reference,
+    make_inputs=_random_stream,
+    hint="two nested loops: for every position i, for every j with 1 ≤ |i − j| ≤ window and "
+    "0 ≤ j < len(ids), collect (ids[i], ids[j]). Return two LongTensors, centres and contexts, "
+    "of the same length (torch.tensor(list, dtype=torch.long) keeps an empty list a LongTensor). "
+    "The order does not matter: the checker sorts the pairs into a (P, 2) table before comparing.",
+    solution=skipgram_pairs,
+    success="Those are skip-gram's training pairs (`word2vec.skipgram_pairs`, which does it with "
+    "one shifted slice per offset instead of a loop).",
+    outcome=_as_pair_table,
+)
+
+
+@builds(SKIPGRAM_PAIRS)
+def check_skipgram_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """02b_word2vec build exercise: the learner's ``skipgram_pairs(ids, window)`` vs the library's."""
+    return SKIPGRAM_PAIRS.check(answer, hint=hint, seed=seed, check_name="check_skipgram_pairs")
+
+
+def _random_vectors(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """v_c (B, d), u_o (B, d), u_k (B, K, d). In about every other draw one row is scaled up so
+    that its scores reach ±100s: there log(sigmoid(x)) underflows to −inf, logsigmoid does not."""
+    B = int(torch.randint(1, 5, (), generator=generator))
+    K = int(torch.randint(1, 7, (), generator=generator))
+    d = int(torch.randint(2, 9, (), generator=generator))
+    v_c = torch.randn(B, d, generator=generator)  # (B, d)
+    u_o = torch.randn(B, d, generator=generator)  # (B, d)
+    u_k = torch.randn(B, K, d, generator=generator)  # (B, K, d)
+    if float(torch.rand((), generator=generator)) < 0.5:
+        v_c[0] *= 100.0  # row 0's scores become large: a test of numerical care
+    return v_c, u_o, u_k
+
+
+def _loss_reference(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> torch.Tensor:
+    """The library's ``Word2Vec`` loss on tables that hold exactly these vectors."""
+    B, K, d = u_k.shape
+    model = w2v.Word2Vec(B * (K + 1), dim=d)  # centre ids 0..B-1; context ids 0..B-1; noise ids B..
+    with torch.no_grad():
+        model.in_embed.weight[:B] = v_c  # (B, d)
+        model.out_embed.weight.copy_(torch.cat([u_o, u_k.reshape(B * K, d)]))  # (B + B·K, d)
+    centres = torch.arange(B)  # (B,)
+    negatives = B + torch.arange(B * K).view(B, K)  # (B, K)
+    return model(centres, centres, negatives).detach()  # () the batch's mean loss
+
+
+NEGATIVE_SAMPLING_LOSS = BuildExercise(
+    name="negative_sampling_loss",
+    reference=_loss_reference,
+    make_inputs=_random_vectors,
+    hint="the positive score of row b is (u_o[b] * v_c[b]).sum(); the K negative scores are "
+    "(u_k[b] * v_c[b]).sum(-1) — broadcast v_c[:, None, :] against u_k for all rows at once. The "
+    "loss of a row is −logσ(positive) − Σ_k logσ(−negative_k); return the mean over rows. Use "
+    "F.logsigmoid: torch.log(torch.sigmoid(x)) is −inf once x < −104 in float32.",
+    solution=negative_sampling_loss,
+    success="That is the loss `word2vec.Word2Vec` trains skip-gram with.",
+    atol=1e-4,
+)
+
+
+@builds(NEGATIVE_SAMPLING_LOSS)
+def check_negative_sampling_loss(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
+    """02b_word2vec build exercise: the learner's loss of (v_c, u_o, u_k) vs ``word2vec.Word2Vec``'s."""
+    return NEGATIVE_SAMPLING_LOSS.check(
+        answer, hint=hint, seed=seed, check_name="check_negative_sampling_loss"
     )
