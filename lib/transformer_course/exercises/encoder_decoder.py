@@ -18,8 +18,10 @@ def check_cross_attention_shape(
 ) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
     if hint:
-        return give_hint("attention weights are always [batch, heads, queries, keys]. Ask where the queries "
-                         "come from (which stack, how many tokens) and where the keys come from.")
+        return give_hint(
+            "attention weights are always [batch, heads, queries, keys]. Ask where the queries "
+            "come from (which stack, how many tokens) and where the keys come from."
+        )
     expected = (B, H, T, S)
     given, _ = read_shape(answer)
     hint_text = (
@@ -27,7 +29,9 @@ def check_cross_attention_shape(
         "the weights are [B, H, queries, keys]."
     )
     if given == (B, H, S, T):
-        hint_text = "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
+        hint_text = (
+            "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
+        )
     return check_value(
         answer,
         expected,
@@ -37,11 +41,15 @@ def check_cross_attention_shape(
 
 
 @checker
-def check_reversal_alignment(answer: object, n: int = 7, k: int = 1, hint: bool = False) -> Feedback:
+def check_reversal_alignment(
+    answer: object, n: int = 7, k: int = 1, hint: bool = False
+) -> Feedback:
     """Reversing an n-digit source: which source position (0-based) holds answer digit k?"""
     if hint:
-        return give_hint("write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
-                         "does answer digit 0 come from, and digit 1? Generalise to n digits.")
+        return give_hint(
+            "write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
+            "does answer digit 0 come from, and digit 1? Generalise to n digits."
+        )
     expected = n - 1 - k
     return check_value(
         answer,
@@ -59,24 +67,42 @@ def check_first_loss(answer: object, hint: bool = False) -> Feedback:
     """14_encoder_decoder, before training: is the untrained model's first loss below, about equal
     to, or above ln 13 (the loss of a uniform guess over the 13 tokens)? One of ``FIRST_LOSS_CHOICES``."""
     if hint:
-        return give_hint("ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
-                         "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
-                         "on average, when the right token is no more likely than the others?")
+        return give_hint(
+            "ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
+            "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
+            "on average, when the right token is no more likely than the others?"
+        )
     if unanswered(answer):
         return report(False, "", NOT_ANSWERED, answered=False)
     if not isinstance(answer, str):
-        return report(False, "", f"answer with one of the words {list(FIRST_LOSS_CHOICES)} as a string, "
-                                 f"got a {type(answer).__name__}.")
+        return report(
+            False,
+            "",
+            f"answer with one of the words {list(FIRST_LOSS_CHOICES)} as a string, "
+            f"got a {type(answer).__name__}.",
+        )
     word = answer.strip().lower()
     if word.startswith("above") or word in {"higher", "greater", "more", ">"}:
-        return report(True, "random logits make the model confidently wrong as often as confidently right, and "
-                            "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
-                            "for logits of standard deviation σ. The cell after training measures both.", "")
+        return report(
+            True,
+            "random logits make the model confidently wrong as often as confidently right, and "
+            "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
+            "for logits of standard deviation σ. The cell after training measures both.",
+            "",
+        )
     if word.startswith("below") or word in {"lower", "less", "<"}:
-        return report(False, "", "below ln V would mean the untrained model already prefers the right tokens. "
-                                 "Nothing has taught it that yet.")
+        return report(
+            False,
+            "",
+            "below ln V would mean the untrained model already prefers the right tokens. "
+            "Nothing has taught it that yet.",
+        )
     if word.startswith("equal") or word.startswith("about") or word in {"same", "=", "near"}:
-        return report(False, "", "that holds only if all logits are equal. Are the output layer's weights zero?")
+        return report(
+            False,
+            "",
+            "that holds only if all logits are equal. Are the output layer's weights zero?",
+        )
     return report(False, "", f"answer with one of {list(FIRST_LOSS_CHOICES)}.")
 
 
@@ -85,11 +111,16 @@ def check_first_loss(answer: object, hint: bool = False) -> Feedback:
 
 def _source_ids(generator: torch.Generator, pad_id: int) -> torch.Tensor:
     """Right-padded source ids (B, S): every row holds 1 … S real tokens (never ``pad_id``)."""
-    B, S = int(torch.randint(1, 5, (), generator=generator)), int(torch.randint(1, 9, (), generator=generator))
+    B, S = (
+        int(torch.randint(1, 5, (), generator=generator)),
+        int(torch.randint(1, 9, (), generator=generator)),
+    )
     lengths = torch.randint(1, S + 1, (B,), generator=generator)  # (B,) real tokens per row
     ids = torch.randint(0, 12, (B, S), generator=generator)  # (B, S)
     ids = torch.where(ids >= pad_id, ids + 1, ids)  # (B, S) real tokens never equal pad_id
-    return torch.where(torch.arange(S)[None, :] < lengths[:, None], ids, torch.full_like(ids, pad_id))
+    return torch.where(
+        torch.arange(S)[None, :] < lengths[:, None], ids, torch.full_like(ids, pad_id)
+    )
 
 
 def _mask_inputs(generator: torch.Generator) -> tuple[torch.Tensor, int, int]:
@@ -115,26 +146,37 @@ CROSS_ATTENTION_MASK = BuildExercise(
 
 
 @builds(CROSS_ATTENTION_MASK)
-def check_cross_attention_mask(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_cross_attention_mask(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """14_encoder_decoder build exercise: the learner's ``cross_attention_mask(src, T, pad_id)`` against
     ``attention.padding_mask(src != pad_id)`` expanded to (B, 1, T, S), on random right-padded sources."""
-    return CROSS_ATTENTION_MASK.check(answer, hint=hint, seed=seed, check_name="check_cross_attention_mask")
+    return CROSS_ATTENTION_MASK.check(
+        answer, hint=hint, seed=seed, check_name="check_cross_attention_mask"
+    )
 
 
-def _cross_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, MultiHeadAttention]:
+def _cross_inputs(
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, MultiHeadAttention]:
     B = int(torch.randint(1, 4, (), generator=generator))
-    T, S = (int(n) for n in torch.randint(1, 8, (2,), generator=generator))  # T = 1 and S = 1 happen
+    # T = 1 and S = 1 happen.
+    T, S = (int(n) for n in torch.randint(1, 8, (2,), generator=generator))
     H = int(torch.randint(1, 5, (), generator=generator))
     C = H * int(torch.randint(1, 5, (), generator=generator))
     y = torch.randn(B, T, C, generator=generator)  # (B, T, C) decoder states
     memory = torch.randn(B, S, C, generator=generator)  # (B, S, C) encoder output
-    lengths = torch.randint(1, S + 1, (B,), generator=generator)  # (B,) ≥ 1 real source token per row
+    # (B,) at least one real source token per row
+    lengths = torch.randint(1, S + 1, (B,), generator=generator)
     valid = torch.arange(S)[None, :] < lengths[:, None]  # (B, S)
-    attn = MultiHeadAttention(C, H).eval()  # weights from torch.manual_seed(trial seed): the same both times
+    # Its weights come from torch.manual_seed(trial seed): the same for the library and the learner.
+    attn = MultiHeadAttention(C, H).eval()
     return y, memory, valid, attn
 
 
-def _cross_reference(y: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor, attn: MultiHeadAttention) -> torch.Tensor:
+def _cross_reference(
+    y: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor, attn: MultiHeadAttention
+) -> torch.Tensor:
     return attn(y, context=memory, mask=padding_mask(valid))  # (B, T, C)
 
 

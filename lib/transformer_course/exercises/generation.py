@@ -16,11 +16,15 @@ PROBS = (0.5, 0.3, 0.15, 0.05)
 
 
 @checker
-def check_top_p_count(answer: object, probs=PROBS, top_p: float = 0.75, hint: bool = False) -> Feedback:
+def check_top_p_count(
+    answer: object, probs=PROBS, top_p: float = 0.75, hint: bool = False
+) -> Feedback:
     """How many tokens does top-p sampling keep for next-token probabilities ``probs``?"""
     if hint:
-        return give_hint("walk down the probabilities from the largest, adding them up; the nucleus is complete "
-                         "as soon as the running sum reaches top_p (the token that crosses it is kept).")
+        return give_hint(
+            "walk down the probabilities from the largest, adding them up; the nucleus is complete "
+            "as soon as the running sum reaches top_p (the token that crosses it is kept)."
+        )
     ordered = sorted(probs, reverse=True)
     total, expected = 0.0, 0
     for p in ordered:
@@ -43,9 +47,13 @@ def check_temperature_probability(
 ) -> Feedback:
     """The probability of the first token after dividing ``logits`` by ``temperature``."""
     if hint:
-        return give_hint("temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit, "
-                         "then divide the first by their sum.")
-    expected = torch.softmax(torch.tensor(logits, dtype=torch.float64) / temperature, dim=0)[0].item()
+        return give_hint(
+            "temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit, "
+            "then divide the first by their sum."
+        )
+    expected = torch.softmax(torch.tensor(logits, dtype=torch.float64) / temperature, dim=0)[
+        0
+    ].item()
     return check_value(
         answer,
         expected,
@@ -59,8 +67,10 @@ def check_temperature_probability(
 def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = False) -> Feedback:
     """The total log-probability of a continuation whose tokens had probabilities ``probs``."""
     if hint:
-        return give_hint("the probability of a sequence is the product of its steps' probabilities, and the log "
-                         "of a product is the sum of the logs (natural log: math.log).")
+        return give_hint(
+            "the probability of a sequence is the product of its steps' probabilities, and the log "
+            "of a product is the sum of the logs (natural log: math.log)."
+        )
     expected = sum(math.log(p) for p in probs)
     return check_value(
         answer,
@@ -73,10 +83,14 @@ def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = 
 
 
 @checker
-def check_beam_candidates(answer: object, beam_width: int = 4, vocab_size: int = 3771, hint: bool = False) -> Feedback:
+def check_beam_candidates(
+    answer: object, beam_width: int = 4, vocab_size: int = 3771, hint: bool = False
+) -> Feedback:
     """How many candidate continuations does one beam-search step score (before keeping the best)?"""
     if hint:
-        return give_hint("a candidate is one kept beam followed by one token: count the pairs (beam, token).")
+        return give_hint(
+            "a candidate is one kept beam followed by one token: count the pairs (beam, token)."
+        )
     expected = beam_width * vocab_size
     return check_value(
         answer,
@@ -95,24 +109,42 @@ def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback
     """12_generation, before the side-by-side table: which strategy's continuation gets the highest
     total log-probability? One of ``STRATEGIES``."""
     if hint:
-        return give_hint("greedy maximises each step's probability, sampling draws away from the maximum on "
-                         "purpose; which strategy compares whole continuations by their total log-probability?")
+        return give_hint(
+            "greedy maximises each step's probability, sampling draws away from the maximum on "
+            "purpose; which strategy compares whole continuations by their total log-probability?"
+        )
     if unanswered(answer):
         return report(False, "", NOT_ANSWERED, answered=False)
     if not isinstance(answer, str):
-        return report(False, "", f"answer with one of the names {list(STRATEGIES)} as a string, "
-                                 f"got a {type(answer).__name__}.")
+        return report(
+            False,
+            "",
+            f"answer with one of the names {list(STRATEGIES)} as a string, "
+            f"got a {type(answer).__name__}.",
+        )
     name = answer.strip().lower()
     if "beam" in name:
-        return report(True, "beam search keeps the 4 best partial continuations by total log-probability; "
-                            "greedy can only take the best next token. The table shows it.", "")
+        return report(
+            True,
+            "beam search keeps the 4 best partial continuations by total log-probability; "
+            "greedy can only take the best next token. The table shows it.",
+            "",
+        )
     if "greedy" in name:
-        return report(False, "", "greedy takes the most probable NEXT token, which need not start the most "
-                                 "probable SEQUENCE (a less likely first token can lead to likelier ones). "
-                                 "Which strategy keeps several candidates?")
+        return report(
+            False,
+            "",
+            "greedy takes the most probable NEXT token, which need not start the most "
+            "probable SEQUENCE (a less likely first token can lead to likelier ones). "
+            "Which strategy keeps several candidates?",
+        )
     if name in STRATEGIES or "sampl" in name or "top" in name:
-        return report(False, "", "sampling draws tokens that are not the most probable, on purpose: its total "
-                                 "log-probability is lower. Look for a strategy that maximises it.")
+        return report(
+            False,
+            "",
+            "sampling draws tokens that are not the most probable, on purpose: its total "
+            "log-probability is lower. Look for a strategy that maximises it.",
+        )
     return report(False, "", f"answer with one of {list(STRATEGIES)}.")
 
 
@@ -121,7 +153,10 @@ def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback
 
 def _random_logits(generator: torch.Generator) -> torch.Tensor:
     """Logits (B, V) or (V,) of a random size and spread: flat, peaked, or with one huge logit."""
-    B, V = int(torch.randint(1, 5, (), generator=generator)), int(torch.randint(1, 40, (), generator=generator))
+    B, V = (
+        int(torch.randint(1, 5, (), generator=generator)),
+        int(torch.randint(1, 40, (), generator=generator)),
+    )
     spread = float(torch.empty(()).uniform_(0.1, 8.0, generator=generator))
     logits = torch.randn(B, V, generator=generator) * spread  # (B, V)
     if torch.rand((), generator=generator) < 0.3:

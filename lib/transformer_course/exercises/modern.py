@@ -25,8 +25,10 @@ def check_kv_cache_bytes(
 ) -> Feedback:
     """How many bytes of KV cache does one token need in a model of these shapes?"""
     if hint:
-        return give_hint("per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
-                         "of bytes_per_value bytes; multiply by the layers and the K/V heads.")
+        return give_hint(
+            "per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
+            "of bytes_per_value bytes; multiply by the layers and the K/V heads."
+        )
     expected = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
     return check_value(
         answer,
@@ -43,8 +45,10 @@ def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) 
     """Which whole SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN
     without biases? 8·d_model/3, rounded either way."""
     if hint:
-        return give_hint("count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
-                         "matrices. Set the counts equal and solve for d_ff, then round to a whole number.")
+        return give_hint(
+            "count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
+            "matrices. Set the counts equal and solve for d_ff, then round to a whole number."
+        )
     if unanswered(answer):
         return report(False, "", "replace the `...` with a whole number.", answered=False)
     exact = 8 * d_model / 3
@@ -52,8 +56,11 @@ def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) 
     if problem:
         return report(False, "", f"{problem} The answer is the hidden width d_ff.")
     if value != int(value):
-        return report(False, "", f"{value} is not a whole number: a layer has a whole number of units. "
-                                 "Round your d_ff.")
+        return report(
+            False,
+            "",
+            f"{value} is not a whole number: a layer has a whole number of units. Round your d_ff.",
+        )
     return report(
         abs(value - exact) < 1,
         f"3 · d · d_ff = 8 · d² gives d_ff = 8d/3 ≈ {exact:.1f}; real models round it (LLaMA to a multiple of 256).",
@@ -98,7 +105,8 @@ def check_rope(answer: object, hint: bool = False, seed: int | None = None) -> F
 def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, float]:
     B, T = (int(n) for n in torch.randint(1, 5, (2,), generator=generator))
     C = int(torch.randint(1, 40, (), generator=generator))
-    scale = 10.0 ** float(torch.empty(()).uniform_(-4, 1, generator=generator))  # RMS 1e-4 … 10: ε matters
+    # RMS from 1e-4 to 10: where ε goes matters at the small end.
+    scale = 10.0 ** float(torch.empty(()).uniform_(-4, 1, generator=generator))
     x = torch.randn(B, T, C, generator=generator) * scale + 0.3 * scale  # (B, T, C) not centred
     weight = 1.0 + 0.5 * torch.randn(C, generator=generator)  # (C,)
     eps = (1e-6, 1e-5)[int(torch.randint(0, 2, (), generator=generator))]
@@ -159,7 +167,11 @@ GROUPED_QUERY_ATTENTION = BuildExercise(
 
 
 @builds(GROUPED_QUERY_ATTENTION)
-def check_grouped_query_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_grouped_query_attention(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """13_modern_blocks build exercise: the learner's ``grouped_query_attention(q, k, v)`` against
     ``F.scaled_dot_product_attention(..., enable_gqa=True)`` on random head counts (MQA to MHA)."""
-    return GROUPED_QUERY_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_grouped_query_attention")
+    return GROUPED_QUERY_ATTENTION.check(
+        answer, hint=hint, seed=seed, check_name="check_grouped_query_attention"
+    )

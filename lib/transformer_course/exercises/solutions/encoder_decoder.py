@@ -29,6 +29,7 @@ def cross_attention(
     k = attn.k_proj(memory).view(B, S, H, D).transpose(1, 2)  # (B, S, C) -> (B, H, S, D)
     v = attn.v_proj(memory).view(B, S, H, D).transpose(1, 2)  # (B, S, C) -> (B, H, S, D)
     scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, D) @ (B, H, D, S) -> (B, H, T, S)
-    scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))  # (B, H, T, S) padding -> −∞
+    # (B, H, T, S): padded source columns -> −∞
+    scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))
     heads = scores.softmax(dim=-1) @ v  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
     return attn.out_proj(heads.transpose(1, 2).reshape(B, T, C))  # (B, H, T, D) -> (B, T, C)

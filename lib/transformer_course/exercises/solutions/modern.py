@@ -16,9 +16,8 @@ def rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (T, D/2), (T, D/2)
     pairs = x.unflatten(-1, (D // 2, 2))  # (B, H, T, D) -> (B, H, T, D/2, 2) adjacent pairs
     first, second = pairs.unbind(-1)  # (B, H, T, D/2) each: x_2i and x_2i+1
-    rotated = torch.stack(
-        (first * cos - second * sin, first * sin + second * cos), dim=-1
-    )  # (B, H, T, D/2, 2) the 2×2 rotation of every pair
+    # (B, H, T, D/2, 2): the 2×2 rotation of every pair
+    rotated = torch.stack((first * cos - second * sin, first * sin + second * cos), dim=-1)
     return rotated.flatten(-2)  # (B, H, T, D/2, 2) -> (B, H, T, D) pairs back in place
 
 
@@ -32,7 +31,8 @@ def grouped_query_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -
     """Attention with H query heads q (B, H, T, D) and H_kv shared K/V heads k, v (B, H_kv, S, D):
     query head h reads K/V head h // (H / H_kv). Returns (B, H, T, D)."""
     group = q.shape[1] // k.shape[1]  # r = H / H_kv query heads per K/V head
-    k = k.repeat_interleave(group, dim=1)  # (B, H_kv, S, D) -> (B, H, S, D): each head r times, in place
+    # (B, H_kv, S, D) -> (B, H, S, D): each K/V head r times, next to itself
+    k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)  # (B, H_kv, S, D) -> (B, H, S, D)
     out, _ = scaled_dot_product_attention(q, k, v)  # (B, H, T, D), weights (B, H, T, S)
     return out
