@@ -55,6 +55,9 @@ def test_exercise_checks():
     assert ex.check_swiglu_hidden(1365) and ex.check_swiglu_hidden(1366)
     assert ex.check_swiglu_hidden(torch.tensor(1365))
     assert not ex.check_swiglu_hidden(1365.3)  # the question asks for a whole number
+    assert ex.check_small_token_embeddings("frequencies")
+    assert not ex.check_small_token_embeddings("classic") and not ex.check_small_token_embeddings("better")
+    assert not ex.check_small_token_embeddings(6.03).correct
     assert not ex.check_swiglu_hidden(2048)
     assert not ex.check_swiglu_hidden("many")
     assert not ex.check_kv_cache_bytes(...).answered

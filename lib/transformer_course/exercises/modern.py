@@ -8,7 +8,7 @@ from torch.nn import functional as F
 
 from ..norm import rms_norm as library_rms_norm
 from ..positional import apply_rope
-from . import Feedback, check_value, checker, report, unanswered
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_number
 from .build import BuildExercise, builds, give_hint
 from .solutions.modern import grouped_query_attention, rms_norm, rope
@@ -175,3 +175,45 @@ def check_grouped_query_attention(
     return GROUPED_QUERY_ATTENTION.check(
         answer, hint=hint, seed=seed, check_name="check_grouped_query_attention"
     )
+
+
+SMALL_TOKENS_CHOICES = ("frequencies", "classic", "better")
+
+
+@checker
+def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback:
+    """13_modern_blocks, before the ablation runs: where does the training loss of the classic
+    model with GPT-2's token embeddings (std 0.02, no √d_model) end after 200 steps? One of
+    ``SMALL_TOKENS_CHOICES``: at the word-frequency entropy, near the fixed classic row, or below it."""
+    if hint:
+        return give_hint(
+            "compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS 0.71. "
+            "What is left of a token's identity in the sum, and what can a model predict that knows "
+            "only the position?"
+        )
+    if unanswered(answer):
+        return report(False, "", NOT_ANSWERED, answered=False)
+    if not isinstance(answer, str):
+        return report(
+            False,
+            "",
+            f"answer with one of the words {list(SMALL_TOKENS_CHOICES)} as a string, "
+            f"got a {type(answer).__name__}.",
+        )
+    word = answer.strip().lower()
+    if word.startswith(("freq", "unigram", "entropy")):
+        return report(
+            True,
+            "the tokens are 36× quieter than the positions, so the model learns the one thing it "
+            "can without reading them well: how common each token is. The table below shows the row "
+            "at the entropy for all 200 steps.",
+            "",
+        )
+    if word.startswith(("classic", "better", "below")):
+        return report(
+            False,
+            "",
+            "the only difference from the classic row is the token vectors' size at the start. "
+            "Look at the two RMS values printed above: can the model tell its tokens apart?",
+        )
+    return report(False, "", f"answer with one of {list(SMALL_TOKENS_CHOICES)}.")
