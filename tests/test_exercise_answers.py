@@ -39,10 +39,6 @@ REQUIRED_ARGS = {
     "check_broken_layer": {"model": suspect_model()},
     "check_warmup_lr": {"step": 3, "steps": 100, "lr": 1e-3, "warmup": 10, "min_lr": None},
     "check_validation_windows": {"val_tokens": 101, "context_length": 16},
-    "check_saved_parameters": {
-        "full_vocab": 100_070, "compact_vocab": 3_771, "d_model": 64, "tied": True
-    },
-    "check_resume_steps": {"saved_step": 300, "total_steps": 700},
     "check_nearest": {
         "vectors": torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [-1.0, 0.0]]),
         "vocab": _vocabulary(),

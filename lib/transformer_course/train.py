@@ -160,6 +160,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "n_heads": 4,
         "n_layers": 8,
         "dropout": 0.1,
+        "positional": "sinusoidal",
     },
     "gpu": {
         "context_length": 64,
@@ -167,6 +168,7 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
         "n_heads": 8,
         "n_layers": 8,
         "dropout": 0.2,
+        "positional": "sinusoidal",
     },
 }
 

@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
-from . import Feedback, check_value, checker, report, unanswered
+import torch
+
+from ..model import GPT, GPTConfig
+from ..train import evaluate, lr_at
+from . import Feedback, check_value, checker
+from .build import BuildExercise, builds, give_hint
+from .solutions.training import lr_schedule, validation_loss
 
 
 @checker
 def check_warmup_lr(
-    answer: object, step: int, steps: int, lr: float, warmup: int, min_lr: float | None
+    answer: object,
+    step: int,
+    steps: int,
+    lr: float,
+    warmup: int,
+    min_lr: float | None,
+    hint: bool = False,
 ) -> Feedback:
     """What learning rate does the schedule give at ``step``?"""
-    from ..train import lr_at
-
+    if hint:
+        return give_hint(
+            "during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr "
+            "(step warmup − 1); count which rung step 9 is on."
+        )
     expected = lr_at(step, steps=steps, lr=lr, warmup=warmup, min_lr=min_lr)
     return check_value(
         answer,
@@ -23,8 +38,15 @@ def check_warmup_lr(
 
 
 @checker
-def check_validation_windows(answer: object, val_tokens: int, context_length: int) -> Feedback:
+def check_validation_windows(
+    answer: object, val_tokens: int, context_length: int, hint: bool = False
+) -> Feedback:
     """How many non-overlapping windows does ``evaluate`` cut the validation split into?"""
+    if hint:
+        return give_hint(
+            "a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens, "
+            "and the next window starts T tokens later."
+        )
     expected = (val_tokens - 1) // context_length
     return check_value(
         answer,
@@ -35,39 +57,77 @@ def check_validation_windows(answer: object, val_tokens: int, context_length: in
     )
 
 
-@checker
-def check_saved_parameters(
-    answer: object, full_vocab: int, compact_vocab: int, d_model: int, tied: bool
-) -> Feedback:
-    """How many parameters does the compact vocabulary save?"""
-    if unanswered(answer):
-        return report(
-            False, "", "replace the `...` with a number and run the cell again.", answered=False
-        )
-    tables = 1 if tied else 2
-    expected = tables * (full_vocab - compact_vocab) * d_model
-    return check_value(
-        answer,
-        expected,
-        f"{tables} table{'s' if tables > 1 else ''} × ({full_vocab:,} − {compact_vocab:,}) rows × {d_model} = {expected:,} "
-        "parameters fewer" + (" (the output layer shares the embedding table)." if tied else "."),
-        "each vocabulary row has d_model numbers; count the rows removed"
-        + (
-            " — with tied weights the output layer is the same table, counted once."
-            if tied
-            else " in the embedding and in the output layer."
-        ),
-    )
+# ---- build exercises ------------------------------------------------------------------------
 
 
-@checker
-def check_resume_steps(answer: object, saved_step: int, total_steps: int) -> Feedback:
-    """A checkpoint saved after ``saved_step`` steps is resumed with ``steps=total_steps``: how many steps run?"""
-    expected = max(0, total_steps - saved_step)
-    return check_value(
-        answer,
-        expected,
-        f"{total_steps} − {saved_step} = {expected}: the step count is part of the checkpoint, so training "
-        "continues where it stopped rather than starting the schedule again.",
-        "the checkpoint remembers how many steps were done; train runs only the missing ones.",
+def _lr_at_reference(step: int, steps: int, lr: float, warmup: int, min_lr: float | None) -> float:
+    return lr_at(step, steps=steps, lr=lr, warmup=warmup, min_lr=min_lr)
+
+
+def _random_schedule_point(generator: torch.Generator) -> tuple:
+    """A step anywhere in (or past) a random schedule; warm-up 0 and min_lr None included."""
+    steps = int(torch.randint(5, 400, (), generator=generator))
+    warmup = int(torch.randint(0, steps // 2 + 1, (), generator=generator))
+    step = int(torch.randint(0, steps + 3, (), generator=generator))  # a few steps past the end too
+    lr = float(torch.empty(()).uniform_(1e-4, 1e-2, generator=generator))
+    min_lr = None if torch.rand((), generator=generator) < 0.5 else lr / 20
+    return step, steps, lr, warmup, min_lr
+
+
+LR_SCHEDULE = BuildExercise(
+    name="lr_schedule",
+    reference=_lr_at_reference,
+    make_inputs=_random_schedule_point,
+    hint="three cases: step < warmup gives lr · (step + 1) / warmup; otherwise p = (step − warmup) / "
+    "(steps − warmup), capped at 1, and the rate is min_lr + ½ (lr − min_lr)(1 + cos(π p)). "
+    "min_lr None means lr / 10; with steps ≤ warmup there is no cosine (just lr).",
+    solution=lr_schedule,
+    success="That is `train.lr_at`, the schedule `train` sets before every step.",
+    trials=20,
+    atol=1e-12,
+)
+
+
+@builds(LR_SCHEDULE)
+def check_lr_schedule(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """11_training build exercise: ``lr_schedule(step, steps, lr, warmup, min_lr)`` vs ``lr_at``."""
+    return LR_SCHEDULE.check(answer, hint=hint, seed=seed, check_name="check_lr_schedule")
+
+
+def _evaluate_reference(model: GPT, ids: torch.Tensor, context_length: int) -> float:
+    return evaluate(model, ids, context_length)
+
+
+def _random_model_and_text(generator: torch.Generator) -> tuple:
+    """A fresh tiny GPT in training mode (dropout on) and a random token stream whose length
+    sometimes leaves a partial window at the end and sometimes fills the windows exactly."""
+    V = int(torch.randint(5, 40, (), generator=generator))
+    T = int(torch.randint(1, 9, (), generator=generator))
+    windows = int(torch.randint(1, 12, (), generator=generator))
+    extra = int(torch.randint(0, T + 1, (), generator=generator))  # 0: exactly W·T + 1 tokens
+    config = GPTConfig(
+        vocab_size=V, context_length=T, d_model=16, n_heads=2, n_layers=1, dropout=0.3
     )
+    model = GPT(config).train()  # the global seed is set by the checker: the same weights twice
+    ids = torch.randint(0, V, (windows * T + 1 + min(extra, T - 1),), generator=generator)  # (N,)
+    return model, ids, T
+
+
+VALIDATION_LOSS = BuildExercise(
+    name="validation_loss",
+    reference=_evaluate_reference,
+    make_inputs=_random_model_and_text,
+    hint="W = (N − 1) // T windows; inputs ids[: W·T] and targets ids[1 : W·T + 1], each viewed "
+    "as (W, T); switch dropout off with model.eval(), run model(x, y) under torch.no_grad() and "
+    "return the loss as a float.",
+    solution=validation_loss,
+    success="That is `train.evaluate`: every token but the last few is predicted exactly once, "
+    "with dropout off, so the number is the same every time.",
+    atol=1e-5,
+)
+
+
+@builds(VALIDATION_LOSS)
+def check_validation_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """11_training build exercise: ``validation_loss(model, ids, context_length)`` vs ``evaluate``."""
+    return VALIDATION_LOSS.check(answer, hint=hint, seed=seed, check_name="check_validation_loss")
