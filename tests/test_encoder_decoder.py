@@ -235,5 +235,17 @@ def test_exercise_checks():
     assert not ex.check_cross_attention_shape((2, 4, 8, 9))
     assert ex.check_reversal_alignment(5)
     assert not ex.check_reversal_alignment(0)
-    assert ex.check_encoder_mask(torch.ones(5, 5, dtype=torch.bool))
-    assert not ex.check_encoder_mask(torch.ones(5, 5, dtype=torch.bool).tril())
+    assert ex.check_first_loss("above") and ex.check_first_loss(" Above ")
+    assert not ex.check_first_loss("below") and not ex.check_first_loss("equal")
+    assert not ex.check_first_loss(2.7).correct
+
+    def mask_swapped(src, T, pad_id):  # keys and queries swapped
+        return (src != pad_id)[:, None, :, None].expand(-1, 1, -1, T)
+
+    def unmasked(y, memory, valid, attn):  # forgets the padding
+        from transformer_course.exercises.solutions.encoder_decoder import cross_attention
+
+        return cross_attention(y, memory, torch.ones_like(valid), attn)
+
+    assert not ex.check_cross_attention_mask(mask_swapped, seed=1)
+    assert not ex.check_cross_attention(unmasked, seed=0)

@@ -345,6 +345,7 @@ def test_bad_prompts_raise_clearly(tiny_gpt):
 def test_generation_exercises():
     from transformer_course.exercises.generation import (
         check_beam_candidates,
+        check_most_probable_strategy,
         check_sequence_log_prob,
         check_temperature_probability,
         check_top_p_count,
@@ -358,3 +359,5 @@ def test_generation_exercises():
     )
     assert check_sequence_log_prob(math.log(0.01)) and not check_sequence_log_prob(0.01)
     assert check_beam_candidates(4 * 3771) and not check_beam_candidates(4)
+    assert check_most_probable_strategy("beam search") and not check_most_probable_strategy("greedy")
+    assert not check_most_probable_strategy(4).correct

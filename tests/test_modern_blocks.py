@@ -51,14 +51,42 @@ def test_kv_cache_numbers_of_the_notebook():
 
 
 def test_exercise_checks():
-    assert not ex.check_rope_angle(...).answered
-    assert ex.check_rope_angle(0.5)
-    assert ex.check_rope_angle(torch.tensor(0.5))
-    assert not ex.check_rope_angle(5.0)
     assert not ex.check_swiglu_hidden(...).answered
     assert ex.check_swiglu_hidden(1365) and ex.check_swiglu_hidden(1366)
+    assert ex.check_swiglu_hidden(torch.tensor(1365))
+    assert not ex.check_swiglu_hidden(1365.3)  # the question asks for a whole number
+    assert ex.check_small_token_embeddings("frequencies")
+    assert not ex.check_small_token_embeddings("classic") and not ex.check_small_token_embeddings("better")
+    assert not ex.check_small_token_embeddings(6.03).correct
     assert not ex.check_swiglu_hidden(2048)
     assert not ex.check_swiglu_hidden("many")
     assert not ex.check_kv_cache_bytes(...).answered
     assert ex.check_kv_cache_bytes(131072)
     assert not ex.check_kv_cache_bytes(65536)
+
+
+def test_build_exercises_catch_the_classic_mistakes():
+    """RoPE on two halves (HF's layout), ε outside the root, and `repeat` instead of
+    `repeat_interleave` are each told apart from the library's answer."""
+    from torch.nn import functional as F
+
+    def rope_halves(x):
+        T, D = x.shape[-2:]
+        angles = torch.arange(T)[:, None] * 10000 ** (-torch.arange(0, D, 2) / D)  # (T, D/2)
+        a, b = x[..., : D // 2], x[..., D // 2 :]
+        return torch.cat([a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()], -1)
+
+    def rms_outside(x, weight, eps):
+        return x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * weight
+
+    def gqa_tiled(q, k, v):
+        r = q.shape[1] // k.shape[1]
+        return F.scaled_dot_product_attention(q, k.repeat(1, r, 1, 1), v.repeat(1, r, 1, 1))
+
+    for check, wrong in (
+        (ex.check_rope, rope_halves),
+        (ex.check_rms_norm, rms_outside),
+        (ex.check_grouped_query_attention, gqa_tiled),
+    ):
+        feedback = check(wrong, seed=0)
+        assert not feedback.correct and "differ" in feedback.message, feedback

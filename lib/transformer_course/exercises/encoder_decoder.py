@@ -1,39 +1,55 @@
-"""Exercises of 14_encoder_decoder."""
+"""Exercises of 14_encoder_decoder: two build exercises (the cross-attention mask, cross-attention
+itself) and questions to work out or predict before a cell is run."""
 
 from __future__ import annotations
 
 import torch
 
-from . import Feedback, check_value, checker, report, unanswered
+from ..attention import MultiHeadAttention, padding_mask
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_shape
+from .build import BuildExercise, builds, give_hint
+from .solutions.encoder_decoder import cross_attention, cross_attention_mask
 
 
 @checker
 def check_cross_attention_shape(
-    answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8
+    answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8, hint: bool = False
 ) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
+    if hint:
+        return give_hint(
+            "attention weights are always [batch, heads, queries, keys]. Ask where the queries "
+            "come from (which stack, how many tokens) and where the keys come from."
+        )
     expected = (B, H, T, S)
     given, _ = read_shape(answer)
-    hint = (
+    hint_text = (
         "the queries come from the decoder (T of them) and the keys from the encoder (S of them): "
         "the weights are [B, H, queries, keys]."
     )
     if given == (B, H, S, T):
-        hint = (
+        hint_text = (
             "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
         )
     return check_value(
         answer,
         expected,
         f"{expected}: one row per decoder query, one column per source token.",
-        hint,
+        hint_text,
     )
 
 
 @checker
-def check_reversal_alignment(answer: object, n: int = 7, k: int = 1) -> Feedback:
+def check_reversal_alignment(
+    answer: object, n: int = 7, k: int = 1, hint: bool = False
+) -> Feedback:
     """Reversing an n-digit source: which source position (0-based) holds answer digit k?"""
+    if hint:
+        return give_hint(
+            "write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
+            "does answer digit 0 come from, and digit 1? Generalise to n digits."
+        )
     expected = n - 1 - k
     return check_value(
         answer,
@@ -43,19 +59,142 @@ def check_reversal_alignment(answer: object, n: int = 7, k: int = 1) -> Feedback
     )
 
 
+FIRST_LOSS_CHOICES = ("below", "equal", "above")
+
+
 @checker
-def check_encoder_mask(answer: object, T: int = 5) -> Feedback:
-    """The boolean self-attention mask of an encoder over T real tokens (True = may attend)."""
+def check_first_loss(answer: object, hint: bool = False) -> Feedback:
+    """14_encoder_decoder, before training: is the untrained model's first loss below, about equal
+    to, or above ln 13 (the loss of a uniform guess over the 13 tokens)? One of ``FIRST_LOSS_CHOICES``."""
+    if hint:
+        return give_hint(
+            "ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
+            "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
+            "on average, when the right token is no more likely than the others?"
+        )
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a [5, 5] boolean tensor.", answered=False)
-    if not isinstance(answer, torch.Tensor) or answer.shape != (T, T) or answer.dtype != torch.bool:
-        return report(False, "", f"give a torch.bool tensor of shape ({T}, {T}).")
-    expected = torch.ones(T, T, dtype=torch.bool)
-    hint = "an encoder reads the whole source at once: nothing is hidden from any token."
-    if torch.equal(answer, expected.tril()):
-        hint = "that is the DECODER's causal mask; the encoder is bidirectional, nothing is masked."
-    return report(
-        torch.equal(answer, expected),
-        "all True: every source token sees every other (bidirectional).",
-        hint,
+        return report(False, "", NOT_ANSWERED, answered=False)
+    if not isinstance(answer, str):
+        return report(
+            False,
+            "",
+            f"answer with one of the words {list(FIRST_LOSS_CHOICES)} as a string, "
+            f"got a {type(answer).__name__}.",
+        )
+    word = answer.strip().lower()
+    if word.startswith("above") or word in {"higher", "greater", "more", ">"}:
+        return report(
+            True,
+            "random logits make the model confidently wrong as often as confidently right, and "
+            "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
+            "for logits of standard deviation σ. The cell after training measures both.",
+            "",
+        )
+    if word.startswith("below") or word in {"lower", "less", "<"}:
+        return report(
+            False,
+            "",
+            "below ln V would mean the untrained model already prefers the right tokens. "
+            "Nothing has taught it that yet.",
+        )
+    if word.startswith("equal") or word.startswith("about") or word in {"same", "=", "near"}:
+        return report(
+            False,
+            "",
+            "that holds only if all logits are equal. Are the output layer's weights zero?",
+        )
+    return report(False, "", f"answer with one of {list(FIRST_LOSS_CHOICES)}.")
+
+
+# --- Build exercises -------------------------------------------------------------------------
+
+
+def _source_ids(generator: torch.Generator, pad_id: int) -> torch.Tensor:
+    """Right-padded source ids (B, S): every row holds 1 … S real tokens (never ``pad_id``)."""
+    B, S = (
+        int(torch.randint(1, 5, (), generator=generator)),
+        int(torch.randint(1, 9, (), generator=generator)),
     )
+    lengths = torch.randint(1, S + 1, (B,), generator=generator)  # (B,) real tokens per row
+    ids = torch.randint(0, 12, (B, S), generator=generator)  # (B, S)
+    ids = torch.where(ids >= pad_id, ids + 1, ids)  # (B, S) real tokens never equal pad_id
+    return torch.where(
+        torch.arange(S)[None, :] < lengths[:, None], ids, torch.full_like(ids, pad_id)
+    )
+
+
+def _mask_inputs(generator: torch.Generator) -> tuple[torch.Tensor, int, int]:
+    pad_id = int(torch.randint(0, 3, (), generator=generator))  # not always 0
+    T = int(torch.randint(1, 8, (), generator=generator))
+    return _source_ids(generator, pad_id), T, pad_id
+
+
+def _mask_reference(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
+    return padding_mask(src != pad_id).expand(-1, -1, T, -1)  # (B, 1, 1, S) -> (B, 1, T, S)
+
+
+CROSS_ATTENTION_MASK = BuildExercise(
+    name="cross_attention_mask",
+    reference=_mask_reference,
+    make_inputs=_mask_inputs,
+    hint="a key (a source token) may be read when it is not padding: `src != pad_id` is (B, S). Every decoder "
+    "query sees the same source tokens, so each of the T rows is that same (B, S) row: add the head and query "
+    "axes with `[:, None, None, :]` and `.expand(-1, 1, T, -1)`. Rows are queries, columns are keys.",
+    solution=cross_attention_mask,
+    success="The decoder may read every real source token, whatever its own position (no causal triangle here).",
+)
+
+
+@builds(CROSS_ATTENTION_MASK)
+def check_cross_attention_mask(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
+    """14_encoder_decoder build exercise: the learner's ``cross_attention_mask(src, T, pad_id)`` against
+    ``attention.padding_mask(src != pad_id)`` expanded to (B, 1, T, S), on random right-padded sources."""
+    return CROSS_ATTENTION_MASK.check(
+        answer, hint=hint, seed=seed, check_name="check_cross_attention_mask"
+    )
+
+
+def _cross_inputs(
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, MultiHeadAttention]:
+    B = int(torch.randint(1, 4, (), generator=generator))
+    # T = 1 and S = 1 happen.
+    T, S = (int(n) for n in torch.randint(1, 8, (2,), generator=generator))
+    H = int(torch.randint(1, 5, (), generator=generator))
+    C = H * int(torch.randint(1, 5, (), generator=generator))
+    y = torch.randn(B, T, C, generator=generator)  # (B, T, C) decoder states
+    memory = torch.randn(B, S, C, generator=generator)  # (B, S, C) encoder output
+    # (B,) at least one real source token per row
+    lengths = torch.randint(1, S + 1, (B,), generator=generator)
+    valid = torch.arange(S)[None, :] < lengths[:, None]  # (B, S)
+    # Its weights come from torch.manual_seed(trial seed): the same for the library and the learner.
+    attn = MultiHeadAttention(C, H).eval()
+    return y, memory, valid, attn
+
+
+def _cross_reference(
+    y: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor, attn: MultiHeadAttention
+) -> torch.Tensor:
+    return attn(y, context=memory, mask=padding_mask(valid))  # (B, T, C)
+
+
+CROSS_ATTENTION = BuildExercise(
+    name="cross_attention",
+    reference=_cross_reference,
+    make_inputs=_cross_inputs,
+    hint="section 2 writes it out: Q from y with attn.q_proj, K and V from memory with attn.k_proj / attn.v_proj, "
+    "each split into attn.n_heads heads of D = C // n_heads ((B, L, C) -> (B, H, L, D)). Scores q kᵀ / √D are "
+    "(B, H, T, S); fill the padded columns (~valid[:, None, None, :]) with −∞, softmax over the last axis, "
+    "times v, merge the heads back to (B, T, C) and apply attn.out_proj.",
+    solution=cross_attention,
+    success="That is one decoder layer's bridge to the encoder.",
+)
+
+
+@builds(CROSS_ATTENTION)
+def check_cross_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """14_encoder_decoder build exercise: the learner's ``cross_attention(y, memory, valid, attn)``
+    against ``attn(y, context=memory, mask=padding_mask(valid))`` with random sizes and padding."""
+    return CROSS_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_cross_attention")

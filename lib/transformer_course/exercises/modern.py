@@ -1,29 +1,34 @@
-"""Exercises of 13_modern_blocks."""
+"""Exercises of 13_modern_blocks: three build exercises (RoPE, RMSNorm, grouped-query attention)
+and questions to work out from a formula."""
 
 from __future__ import annotations
 
-from . import Feedback, check_value, checker, report, unanswered
+import torch
+from torch.nn import functional as F
+
+from ..norm import rms_norm as library_rms_norm
+from ..positional import apply_rope
+from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_number
-
-
-@checker
-def check_rope_angle(answer: object, position: int = 5, pair: int = 1, head_dim: int = 8, base: float = 10000.0) -> Feedback:
-    """By how many radians does RoPE turn pair ``pair`` of a vector at ``position``?"""
-    expected = position * base ** (-2 * pair / head_dim)
-    return check_value(
-        answer,
-        expected,
-        f"θ = {position} · {base:g}^(−2·{pair}/{head_dim}) = {expected:.4f} rad.",
-        "the angle is position × base^(−2i/D); for i > 0 the pair turns more slowly than one radian per step.",
-        tolerance=1e-3,
-    )
+from .build import BuildExercise, builds, give_hint
+from .solutions.modern import grouped_query_attention, rms_norm, rope
 
 
 @checker
 def check_kv_cache_bytes(
-    answer: object, n_layers: int = 32, n_kv_heads: int = 8, head_dim: int = 128, bytes_per_value: int = 2
+    answer: object,
+    n_layers: int = 32,
+    n_kv_heads: int = 8,
+    head_dim: int = 128,
+    bytes_per_value: int = 2,
+    hint: bool = False,
 ) -> Feedback:
     """How many bytes of KV cache does one token need in a model of these shapes?"""
+    if hint:
+        return give_hint(
+            "per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
+            "of bytes_per_value bytes; multiply by the layers and the K/V heads."
+        )
     expected = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
     return check_value(
         answer,
@@ -36,16 +41,179 @@ def check_kv_cache_bytes(
 
 
 @checker
-def check_swiglu_hidden(answer: object, d_model: int = 512) -> Feedback:
-    """Which SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN?"""
+def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) -> Feedback:
+    """Which whole SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN
+    without biases? 8·d_model/3, rounded either way."""
+    if hint:
+        return give_hint(
+            "count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
+            "matrices. Set the counts equal and solve for d_ff, then round to a whole number."
+        )
     if unanswered(answer):
         return report(False, "", "replace the `...` with a whole number.", answered=False)
     exact = 8 * d_model / 3
     value, problem = read_number(answer)
     if problem:
         return report(False, "", f"{problem} The answer is the hidden width d_ff.")
+    if value != int(value):
+        return report(
+            False,
+            "",
+            f"{value} is not a whole number: a layer has a whole number of units. Round your d_ff.",
+        )
     return report(
-        abs(value - exact) <= 1,
+        abs(value - exact) < 1,
         f"3 · d · d_ff = 8 · d² gives d_ff = 8d/3 ≈ {exact:.1f}; real models round it (LLaMA to a multiple of 256).",
         "count the parameters: a plain FFN has 2 matrices of d × 4d, SwiGLU 3 matrices of d × d_ff; set them equal.",
     )
+
+
+# --- Build exercises -------------------------------------------------------------------------
+
+
+def _rope_inputs(generator: torch.Generator) -> tuple[torch.Tensor]:
+    B, H = (int(n) for n in torch.randint(1, 4, (2,), generator=generator))
+    T = int(torch.randint(1, 20, (), generator=generator))  # T = 1 too: position 0 is not rotated
+    D = 2 * int(torch.randint(1, 9, (), generator=generator))  # even head sizes 2 … 16
+    return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
+
+
+def _rope_reference(x: torch.Tensor) -> torch.Tensor:
+    return apply_rope(x)  # (B, H, T, D)
+
+
+ROPE = BuildExercise(
+    name="rope",
+    reference=_rope_reference,
+    make_inputs=_rope_inputs,
+    hint="the angles are a (T, D/2) table: positions 0 … T−1 (a column) times base^(−2i/D) for i = 0 … D/2 − 1 "
+    "(a row). The pairs are INTERLEAVED: x[..., 0::2] are the first and x[..., 1::2] the second coordinates. "
+    "Rotate: (a, b) → (a cos θ − b sin θ, a sin θ + b cos θ), and write the results back to the even and odd "
+    "slots (not to two halves).",
+    solution=rope,
+    success="Rotated queries and keys give scores that depend only on the offset m − n.",
+)
+
+
+@builds(ROPE)
+def check_rope(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """13_modern_blocks build exercise: the learner's ``rope(x)`` on random (B, H, T, D) against
+    ``positional.apply_rope``."""
+    return ROPE.check(answer, hint=hint, seed=seed, check_name="check_rope")
+
+
+def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, float]:
+    B, T = (int(n) for n in torch.randint(1, 5, (2,), generator=generator))
+    C = int(torch.randint(1, 40, (), generator=generator))
+    # RMS from 1e-4 to 10: where ε goes matters at the small end.
+    scale = 10.0 ** float(torch.empty(()).uniform_(-4, 1, generator=generator))
+    x = torch.randn(B, T, C, generator=generator) * scale + 0.3 * scale  # (B, T, C) not centred
+    weight = 1.0 + 0.5 * torch.randn(C, generator=generator)  # (C,)
+    eps = (1e-6, 1e-5)[int(torch.randint(0, 2, (), generator=generator))]
+    return x, weight, eps
+
+
+def _rms_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return library_rms_norm(x, weight, eps)  # (B, T, C)
+
+
+RMS_NORM = BuildExercise(
+    name="rms_norm",
+    reference=_rms_reference,
+    make_inputs=_rms_inputs,
+    hint="the mean of x² over the LAST dimension (keepdim=True, so it broadcasts back), plus eps, then the "
+    "square root; divide x by it and multiply by weight. No mean is subtracted, and ε goes INSIDE the root "
+    "(the inputs include vectors with an RMS near 1e-3, where the two placements differ).",
+    solution=rms_norm,
+    success="Same formula as nn.RMSNorm and LLaMA.",
+    atol=1e-4,
+)
+
+
+@builds(RMS_NORM)
+def check_rms_norm(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """13_modern_blocks build exercise: the learner's ``rms_norm(x, weight, eps)`` against
+    ``norm.rms_norm`` on random (B, T, C) inputs of RMS 1e-4 … 10."""
+    return RMS_NORM.check(answer, hint=hint, seed=seed, check_name="check_rms_norm")
+
+
+def _gqa_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    B = int(torch.randint(1, 3, (), generator=generator))
+    n_kv = int(torch.randint(1, 4, (), generator=generator))  # 1 = MQA
+    group = int(torch.randint(1, 4, (), generator=generator))  # 1 = plain multi-head attention
+    T, S = (int(n) for n in torch.randint(1, 9, (2,), generator=generator))
+    D = int(torch.randint(1, 9, (), generator=generator))
+    q = torch.randn(B, n_kv * group, T, D, generator=generator)  # (B, H, T, D)
+    k = torch.randn(B, n_kv, S, D, generator=generator)  # (B, H_kv, S, D)
+    v = torch.randn(B, n_kv, S, D, generator=generator)  # (B, H_kv, S, D)
+    return q, k, v
+
+
+def _gqa_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    # PyTorch's own grouped-query attention: the same grouping as MultiHeadAttention(n_kv_heads=…).
+    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (B, H, T, D)
+
+
+GROUPED_QUERY_ATTENTION = BuildExercise(
+    name="grouped_query_attention",
+    reference=_gqa_reference,
+    make_inputs=_gqa_inputs,
+    hint="r = H // H_kv query heads share one K/V head, and they are CONSECUTIVE: heads 0 … r−1 read K/V head 0. "
+    "So repeat each K/V head r times in place — `k.repeat_interleave(r, dim=1)`, not `k.repeat(1, r, 1, 1)`, "
+    "which interleaves the groups — then ordinary attention: softmax(q kᵀ / √D) v.",
+    solution=grouped_query_attention,
+    success="Each K/V head now serves its group of query heads; the KV cache holds only H_kv of them.",
+)
+
+
+@builds(GROUPED_QUERY_ATTENTION)
+def check_grouped_query_attention(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
+    """13_modern_blocks build exercise: the learner's ``grouped_query_attention(q, k, v)`` against
+    ``F.scaled_dot_product_attention(..., enable_gqa=True)`` on random head counts (MQA to MHA)."""
+    return GROUPED_QUERY_ATTENTION.check(
+        answer, hint=hint, seed=seed, check_name="check_grouped_query_attention"
+    )
+
+
+SMALL_TOKENS_CHOICES = ("frequencies", "classic", "better")
+
+
+@checker
+def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback:
+    """13_modern_blocks, before the ablation runs: where does the training loss of the classic
+    model with GPT-2's token embeddings (std 0.02, no √d_model) end after 200 steps? One of
+    ``SMALL_TOKENS_CHOICES``: at the word-frequency entropy, near the fixed classic row, or below it."""
+    if hint:
+        return give_hint(
+            "compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS 0.71. "
+            "What is left of a token's identity in the sum, and what can a model predict that knows "
+            "only the position?"
+        )
+    if unanswered(answer):
+        return report(False, "", NOT_ANSWERED, answered=False)
+    if not isinstance(answer, str):
+        return report(
+            False,
+            "",
+            f"answer with one of the words {list(SMALL_TOKENS_CHOICES)} as a string, "
+            f"got a {type(answer).__name__}.",
+        )
+    word = answer.strip().lower()
+    if word.startswith(("freq", "unigram", "entropy")):
+        return report(
+            True,
+            "the tokens are 36× quieter than the positions, so the model learns the one thing it "
+            "can without reading them well: how common each token is. The table below shows the row "
+            "at the entropy for all 200 steps.",
+            "",
+        )
+    if word.startswith(("classic", "better", "below")):
+        return report(
+            False,
+            "",
+            "the only difference from the classic row is the token vectors' size at the start. "
+            "Look at the two RMS values printed above: can the model tell its tokens apart?",
+        )
+    return report(False, "", f"answer with one of {list(SMALL_TOKENS_CHOICES)}.")
