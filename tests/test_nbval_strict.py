@@ -10,6 +10,7 @@ other cell must pass, so the failure comes from the edit and not from the copy.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,9 @@ def test_an_edited_stored_output_fails_nbval(tmp_path):
     stream.text = stream.text.replace(first_line, first_line + EDIT, 1)
     copy = tmp_path / SOURCE.name
     nbformat.write(nb, copy)
+    for sibling in SOURCE.parent.glob("[0-9]*.ipynb"):  # 00 tables the exercises of its neighbours
+        if sibling != SOURCE:
+            shutil.copy2(sibling, tmp_path / sibling.name)
 
     result = _run_nbval(tmp_path, copy)
     output = result.stdout + result.stderr

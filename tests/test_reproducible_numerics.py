@@ -25,7 +25,8 @@ import torch
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer
 torch.manual_seed(0)
-model = GPT(GPTConfig(vocab_size=256, context_length=16, d_model=64, n_heads=4, n_layers=2, dropout=0.0))
+# GPT-2's plain init ("none"): the recorded bits predate embedding_scale, and kernels are the point.
+model = GPT(GPTConfig(vocab_size=256, context_length=16, d_model=64, n_heads=4, n_layers=2, dropout=0.0, embedding_scale="none"))
 optimizer = make_optimizer(model, lr=1e-2)
 x = torch.randint(0, 256, (8, 17), generator=torch.Generator().manual_seed(1))  # (B, T + 1)
 for _ in range(3):
