@@ -309,7 +309,7 @@ def _record_linear_dtypes(model: GPT) -> list[torch.dtype]:
 
 
 def test_bf16_autocast_path_trains_like_float32(monkeypatch):
-    import transformer_course.train as train_module
+    import transformer_course.device as device_module
 
     # A learnable stream (each token fixes the next one), so the loss has somewhere to go.
     train_ids = (torch.arange(2000) * 7) % VOCAB  # (N,)
@@ -318,7 +318,7 @@ def test_bf16_autocast_path_trains_like_float32(monkeypatch):
     plain = tiny(dropout=0.0)
     history_fp32 = train(plain, train_ids, val_ids, config)
 
-    monkeypatch.setattr(train_module, "autocast_dtype", lambda device: torch.bfloat16)
+    monkeypatch.setattr(device_module, "autocast_dtype", lambda device: torch.bfloat16)
     mixed = tiny(dropout=0.0)
     linear_dtypes = _record_linear_dtypes(mixed)
     history_bf16 = train(mixed, train_ids, val_ids, config)

@@ -185,10 +185,11 @@ def load_text(path: str | os.PathLike | None = None) -> str:
     return text
 
 
-def _as_id_tensor(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor:
+def as_ids(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor:
+    """``ids`` (a list or a tensor) as a LongTensor [N]; a ValueError naming ``name`` unless 1-D."""
     tensor = ids if isinstance(ids, torch.Tensor) else torch.as_tensor(list(ids), dtype=torch.long)
     if tensor.dim() != 1:
-        raise ValueError(f"{name} must be one-dimensional (a single token stream), got shape {tuple(tensor.shape)}")
+        raise ValueError(f"{name} must be a 1-D stream of token ids, got shape {tuple(tensor.shape)}")
     if tensor.dtype != torch.long:
         tensor = tensor.long()
     return tensor
@@ -202,7 +203,7 @@ def train_val_split(
     saw, not a sample of the same pages)."""
     if not 0.0 < train_fraction < 1.0:
         raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
-    tensor = _as_id_tensor(ids)
+    tensor = as_ids(ids)
     if tensor.numel() < 2:
         raise ValueError(f"need at least 2 token ids to split, got {tensor.numel()}")
     cut = min(max(int(tensor.numel() * train_fraction), 1), tensor.numel() - 1)
@@ -227,7 +228,7 @@ def get_batch(
             raise TypeError(f"{name} must be an int, got {type(value).__name__}")
         if value < 1:
             raise ValueError(f"{name} must be at least 1, got {value}")
-    tensor = _as_id_tensor(ids)
+    tensor = as_ids(ids)
     if tensor.numel() < context_length + 1:
         raise ValueError(
             f"context_length={context_length} needs at least {context_length + 1} token ids "

@@ -8,6 +8,7 @@ outputs are computed, so any x86-64 machine prints exactly the same numbers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import random
@@ -74,6 +75,15 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
     if device.type == "cuda" and torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return None
+
+
+def autocast_context(device: torch.device, enabled: bool = True):
+    """``torch.autocast`` in :func:`autocast_dtype` on ``device``, or a context that does nothing
+    (introduced in 11_training: ``train`` and ``evaluate`` run their forward passes inside it)."""
+    dtype = autocast_dtype(device) if enabled else None
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
 
 
 def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
