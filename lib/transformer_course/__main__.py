@@ -18,75 +18,54 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
+from typing import Any
+
+from .launch import (
+    SMALL_STEP_MACS,
+    auto_threads,
+    check_writable,
+    choose_threads,
+    distributed_setup,
+    interrupt_status,
+)
+
+__all__ = ["SMALL_STEP_MACS", "auto_threads", "build_parser", "main", "parse_args"]
 
 DEFAULT_CHECKPOINT = "checkpoints/gpt.pt"
 
-#: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
-#: is fastest: the work per operation is too small to share, and extra threads mostly wait for
-#: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
-#: 8.5e9 per step) was faster on one thread; see auto_threads for the numbers.
-SMALL_STEP_MACS = 5e10
+#: Where the command line's default differs from the preset's: it always keeps a checkpoint.
+TRAIN_DEFAULTS = {"checkpoint_path": DEFAULT_CHECKPOINT, "checkpoint_interval": 500}
+
+#: The ``GPTConfig`` fields ``train`` offers as options, with their help (a new one: one line).
+MODEL_OPTIONS = {
+    "d_model": "width of every token vector, C",
+    "n_heads": "attention heads per block, must divide --d-model",
+    "n_layers": "number of Transformer blocks",
+    "dropout": "dropout probability during training",
+    "positional": "how the model knows positions: the seed's sinusoidal table, a learned table, "
+    "RoPE, or none",
+}
 
 
-def _positive_int(text: str) -> int:
+def _whole_number(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
-def _non_negative_int(text: str) -> int:
+def _number(text: str) -> float:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def auto_threads(parameters: int, tokens_per_step: int, cores: int | None = None) -> int:
-    """The torch thread count the command line trains with (11_training; issue 18).
-
-    One thread when a step is small (``parameters × tokens_per_step`` below
-    :data:`SMALL_STEP_MACS`), else every core. Measured on a 2-core machine shared with other
-    jobs, tokens/s at 2 threads relative to 1 (benchmarks/bench_threads.py, medians): the
-    default CLI model (642 k parameters × 512 tokens per step) 0.22×, and through the CLI itself
-    10,541 vs 7,436 tokens/s (0.71×); the full-vocabulary model (6.8 M × 512) 0.39×; the "gpu"
-    preset's model (2.1 M × 4,096) 0.42×. The gap narrows as steps grow, so steps far larger than
-    any measured here get every core. ``--threads`` overrides the rule.
-    """
-    cores = cores or os.cpu_count() or 1
-    if parameters * tokens_per_step < SMALL_STEP_MACS:
-        return 1
-    return max(1, cores)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
-    return value
 
 
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+#: How an option's text becomes the field's type (the annotation's first name: ``float | None``).
+PARSERS = {"int": _whole_number, "float": _number, "str": str}
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -98,23 +77,80 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def add_config_options(
+    group: argparse._ArgumentGroup,
+    config_class: type,
+    preset: dict[str, Any],
+    preset_name: str,
+    *,
+    only: dict[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
+    choices: dict[str, tuple[str, ...]] | None = None,
+    groups: dict[str, argparse._ArgumentGroup] | None = None,
+) -> None:
+    """One option per field of the dataclass ``config_class``: ``--field-name``, parsed by the
+    field's type, help from the field's metadata (or ``only[name]``, which also limits the fields).
+
+    An option left out is None, so the field keeps ``preset``'s value, named in the help; a bool
+    field becomes a flag (``--no-name`` when it defaults to True). Metadata may rename the
+    option (``option``), move it to another of ``groups`` (``group``) or hide it (``cli=False``).
+    """
+    for spec in fields(config_class):
+        meta = spec.metadata
+        if (only is not None and spec.name not in only) or meta.get("cli") is False:
+            continue
+        text = (only or {}).get(spec.name) or meta["help"]
+        where = (groups or {}).get(meta.get("group", ""), group)
+        kind = str(spec.type).split("|")[0].strip()
+        if kind == "bool":
+            flag = meta.get("option") or ("--no-" if spec.default else "--") + spec.name.replace(
+                "_", "-"
+            )
+            where.add_argument(
+                flag, dest=spec.name, action="store_const", const=not spec.default, help=text
+            )
+            continue
+        default = (defaults or {}).get(spec.name)
+        shown = preset.get(spec.name, None if spec.default is MISSING else spec.default)
+        if default is None and shown is not None:
+            text += f" ({preset_name}: {shown})"
+        option = meta.get("option") or "--" + spec.name.replace("_", "-")
+        where.add_argument(
+            option,
+            dest=spec.name,
+            metavar=option[2:].upper().replace("-", "_"),
+            type=PARSERS[kind],
+            choices=(choices or {}).get(spec.name),
+            default=default,
+            help=text,
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
-    from .model import POSITIONALS
-    from .train import MODEL_PRESETS, PRESETS
-
-    demo, model = PRESETS["cpu-demo"], MODEL_PRESETS["cpu-demo"]
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course",
         description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
         epilog="Run 'python -m transformer_course COMMAND --help' for the options of a command.",
     )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help="show the full traceback of an error instead of one 'error:' line",
-    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_train(commands)
+    _add_generate(commands)
+    for sub in (parser, *commands.choices.values()):
+        sub.add_argument(
+            "--debug",
+            action="store_true",
+            default=False if sub is parser else argparse.SUPPRESS,
+            help="show the full traceback of an error instead of one 'error:' line",
+        )
+    return parser
+
+
+def _add_train(commands) -> None:
+    from dataclasses import asdict
+
+    from .model import POSITIONALS, GPTConfig
+    from .train import MODEL_PRESETS, PRESETS, TrainConfig
 
     train = commands.add_parser(
         "train",
@@ -127,136 +163,41 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     group = train.add_argument_group("data")
-    group.add_argument(
-        "--text", default=None, help="UTF-8 text file to train on (default: the sales textbook)"
-    )
+    group.add_argument("--text", help="UTF-8 text file to train on (default: the sales textbook)")
     group.add_argument(
         "--vocab",
         choices=["compact", "full"],
         default="compact",
-        help="'compact': only the token ids the text uses (3,771 for the textbook); 'full': every id up to the largest one",
+        help="'compact': only the token ids the text uses (3,771 for the textbook); "
+        "'full': every id up to the largest one",
     )
     group = train.add_argument_group("model (a GPTConfig; unset options come from --preset)")
-    group.add_argument(
-        "--d-model",
-        type=_positive_int,
-        help=f"width of every token vector, C (cpu-demo: {model['d_model']})",
-    )
-    group.add_argument(
-        "--n-heads",
-        type=_positive_int,
-        help=f"attention heads per block, must divide --d-model (cpu-demo: {model['n_heads']})",
-    )
-    group.add_argument(
-        "--n-layers",
-        type=_positive_int,
-        help=f"number of Transformer blocks (cpu-demo: {model['n_layers']})",
-    )
-    group.add_argument(
-        "--dropout",
-        type=_non_negative_float,
-        help=f"dropout probability during training (cpu-demo: {model['dropout']})",
-    )
-    group.add_argument(
-        "--positional",
-        choices=list(POSITIONALS),
-        help=f"how the model knows positions: the seed's sinusoidal table, a learned table, RoPE, or none (cpu-demo: {model['positional']})",
-    )
+    add_config_options(
+        group, GPTConfig, MODEL_PRESETS["cpu-demo"], "cpu-demo", only=MODEL_OPTIONS,
+        choices={"positional": POSITIONALS},
+    )  # fmt: skip
     group = train.add_argument_group("training (a TrainConfig; unset options come from --preset)")
     group.add_argument(
         "--preset",
         choices=sorted(PRESETS),
         default="cpu-demo",
-        help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, 5000 steps), 'gpu' (longer, bigger batches)",
+        help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, "
+        "5000 steps), 'gpu' (longer, bigger batches)",
     )
-    group.add_argument(
-        "--steps", type=_positive_int, help=f"optimisation steps in total (cpu-demo: {demo.steps})"
-    )
-    group.add_argument(
-        "--batch-size", type=_positive_int, help=f"sequences per step (cpu-demo: {demo.batch_size})"
-    )
-    group.add_argument(
-        "--context-length",
-        type=_positive_int,
-        help=f"tokens per sequence, also the model's context (cpu-demo: {demo.context_length})",
-    )
-    group.add_argument(
-        "--lr", type=_positive_float, help=f"peak learning rate (cpu-demo: {demo.lr})"
-    )
-    group.add_argument(
-        "--min-lr",
-        type=_non_negative_float,
-        help="learning rate at the end of the cosine (default: lr / 10)",
-    )
-    group.add_argument(
-        "--warmup",
-        type=_non_negative_int,
-        help=f"steps of linear warm-up (cpu-demo: {demo.warmup})",
-    )
-    group.add_argument(
-        "--weight-decay",
-        type=_non_negative_float,
-        help=f"AdamW weight decay on matrices (cpu-demo: {demo.weight_decay})",
-    )
-    group.add_argument(
-        "--grad-clip",
-        type=_non_negative_float,
-        help=f"clip the gradient norm to this; 0 = no clipping (cpu-demo: {demo.grad_clip})",
-    )
-    group.add_argument(
-        "--eval-interval",
-        type=_non_negative_int,
-        help=f"validate (whole validation split) every N steps; 0 = only at the end (cpu-demo: {demo.eval_interval})",
-    )
-    group.add_argument(
-        "--seed",
-        type=_non_negative_int,
-        default=0,
-        help="seed for the initial weights, the batches and dropout",
-    )
-    group.add_argument(
-        "--device",
-        default=None,
-        help="cpu, cuda or mps (default: the best available; under torchrun, cuda:LOCAL_RANK)",
-    )
-    group.add_argument(
-        "--no-autocast",
-        action="store_true",
-        help="train in float32 even on CUDA (default: bf16 autocast there)",
-    )
-    group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    checkpoints = train.add_argument_group("checkpoints")
+    add_config_options(
+        group, TrainConfig, asdict(PRESETS["cpu-demo"]), "cpu-demo", defaults=TRAIN_DEFAULTS,
+        groups={"checkpoints": checkpoints},
+    )  # fmt: skip
     group.add_argument(
         "--threads",
-        type=_positive_int,
-        default=None,
+        type=_whole_number,
         help="torch threads on the CPU (default: 1 for small models, where more threads only "
         "wait for each other; every core for big ones)",
     )
-    group = train.add_argument_group("checkpoints")
-    group.add_argument(
-        "--checkpoint",
-        default=DEFAULT_CHECKPOINT,
-        help="where the checkpoint is written and resumed from",
-    )
-    group.add_argument(
-        "--checkpoint-interval",
-        type=_non_negative_int,
-        default=500,
-        help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C",
-    )
-    group.add_argument(
-        "--checkpoint-seconds",
-        type=_non_negative_float,
-        default=60.0,
-        help="also checkpoint whenever this many seconds of training have passed since the last "
-        "save, so a killed run loses at most that much; 0 = never by time",
-    )
-    group.add_argument(
-        "--fresh",
-        action="store_true",
-        help="ignore an existing checkpoint and start from step 0 (it is overwritten)",
-    )
 
+
+def _add_generate(commands) -> None:
     gen = commands.add_parser(
         "generate",
         help="continue a prompt with a trained checkpoint",
@@ -267,149 +208,49 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument(
         "--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'"
     )
-    gen.add_argument(
-        "--max-new-tokens", type=_non_negative_int, default=50, help="how many tokens to add"
-    )
-    gen.add_argument(
-        "--temperature",
-        type=_non_negative_float,
-        default=0.8,
-        help="softmax temperature; 0 = greedy (always the most probable token)",
-    )
-    gen.add_argument(
-        "--top-k",
-        type=_positive_int,
-        default=None,
-        help="sample only among the k most probable tokens",
-    )
-    gen.add_argument(
-        "--top-p",
-        type=_positive_float,
-        default=None,
-        help="sample only among the most probable tokens whose probabilities add up to p (0 < p ≤ 1)",
-    )
-    gen.add_argument(
-        "--seed",
-        type=_non_negative_int,
-        default=0,
-        help="seed of the sampling, for a reproducible continuation",
-    )
-    gen.add_argument(
-        "--device", default=None, help="cpu, cuda or mps (default: the best available)"
-    )
-    for sub in (train, gen):
-        sub.add_argument(
-            "--debug",
-            action="store_true",
-            default=argparse.SUPPRESS,
-            help="show the full traceback of an error instead of one 'error:' line",
-        )
-    return parser
+    options = (
+        ("--max-new-tokens", _whole_number, 50, "how many tokens to add"),
+        ("--temperature", _number, 0.8, "softmax temperature; 0 = greedy (always the most probable token)"),
+        ("--top-k", _whole_number, None, "sample only among the k most probable tokens"),
+        ("--top-p", _number, None, "sample only among the most probable tokens whose probabilities "
+         "add up to p (0 < p ≤ 1)"),
+        ("--seed", _whole_number, 0, "seed of the sampling, for a reproducible continuation"),
+    )  # fmt: skip
+    for option, parse, default, text in options:
+        gen.add_argument(option, type=parse, default=default, help=text)
+    gen.add_argument("--device", help="cpu, cuda or mps (default: the best available)")
 
 
-def _distributed_setup(requested_device: str | None):
-    """Join the process group torchrun describes (if any); return (device, rank, world)."""
-    import torch
-    from torch import distributed as dist
+def training_config(args: argparse.Namespace):
+    """The ``TrainConfig`` the options ask for: ``--preset``'s recipe with every given option set."""
+    from .train import PRESETS, TrainConfig
 
-    from .device import pick_device
-
-    world = _env_int("WORLD_SIZE", 1)
-    if world <= 1:
-        return pick_device(requested_device), 0, 1
-    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
-    if missing:
-        raise ValueError(
-            f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
-            "not: start several processes with 'torchrun --nproc_per_node=N -m transformer_course "
-            "train', or unset WORLD_SIZE to train in one process"
-        )
-    rank = _env_int("RANK", 0)
-    local_rank = _env_int("LOCAL_RANK", 0)
-    if not 0 <= rank < world:
-        raise ValueError(f"RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{world - 1}; start with torchrun")
-    device = pick_device(requested_device)
-    if device.type == "cuda":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        backend = "nccl"
-    else:
-        device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
-        backend = "gloo"
-    try:
-        dist.init_process_group(backend=backend)
-    except (ValueError, RuntimeError) as exc:
-        raise ValueError(
-            f"could not join the {world} training processes ({str(exc).splitlines()[0]}); start "
-            "them with torchrun, or unset WORLD_SIZE to train in one process"
-        ) from exc
-    return device, dist.get_rank(), dist.get_world_size()
+    overrides = {}
+    for spec in fields(TrainConfig):
+        value = getattr(args, spec.name, None)
+        if value is not None:
+            zero_is_none = spec.metadata.get("zero_is_none") and value == 0
+            overrides[spec.name] = None if zero_is_none else value
+    return replace(PRESETS[args.preset], **overrides)
 
 
-def _env_int(name: str, default: int) -> int:
-    text = os.environ.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(
-            f"the environment variable {name}={text!r} is not a whole number; torchrun sets it, "
-            f"so unset it (unset {name}) or start the run with torchrun"
-        ) from None
-    if value < 0:
-        raise ValueError(f"the environment variable {name}={value} must be 0 or more; unset it")
-    return value
-
-
-def _choose_threads(args: argparse.Namespace, parameters: int, tokens_per_step: int, device) -> int:
-    """Set and return the torch thread count: --threads, else the size rule, shared by the
-    processes of this machine under torchrun."""
-    import torch
-
-    if args.threads is not None:
-        threads = args.threads
-    else:
-        local = _env_int("LOCAL_WORLD_SIZE", 1) or 1
-        cores = max(1, (os.cpu_count() or 1) // local)
-        threads = auto_threads(parameters, tokens_per_step, cores)
-    if device.type == "cpu" or args.threads is not None:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
-
-
-def _training_config(args: argparse.Namespace, device, checkpoint: str):
-    from .train import PRESETS
-
-    overrides = {
-        name: getattr(args, name)
-        for name in (
-            "steps",
-            "batch_size",
-            "context_length",
-            "lr",
-            "min_lr",
-            "warmup",
-            "weight_decay",
-            "eval_interval",
-        )
-        if getattr(args, name) is not None
-    }
-    if args.grad_clip is not None:
-        overrides["grad_clip"] = args.grad_clip or None
-    preset = PRESETS[args.preset]
-    return replace(
-        preset,
-        **overrides,
-        seed=args.seed,
-        device=str(device),
-        autocast=not args.no_autocast,
-        progress=not args.no_progress,
-        checkpoint_path=checkpoint,
-        checkpoint_interval=args.checkpoint_interval,
-        checkpoint_seconds=args.checkpoint_seconds,
-        resume=not args.fresh,
-    )
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; a bad training setting exits with status 2 and argparse's usage,
+    as a malformed option does. ``train``'s namespace carries its ``train_config``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    refuse = command.choices[args.command].error
+    if args.command == "train":
+        try:
+            args.train_config = training_config(args)
+        except (TypeError, ValueError) as exc:
+            refuse(str(exc))
+        if args.threads is not None and args.threads < 1:
+            refuse(f"argument --threads: must be at least 1, got {args.threads}")
+    elif args.seed < 0:
+        refuse(f"argument --seed: must be 0 or more, got {args.seed}")
+    return args
 
 
 def _describe_saves(config) -> str:
@@ -433,9 +274,9 @@ def command_train(args: argparse.Namespace) -> int:
     from .vocabulary import CompactVocabulary
 
     say = print
-    checkpoint = Path(args.checkpoint)
+    checkpoint = Path(args.train_config.checkpoint_path)
     try:
-        device, rank, world = _distributed_setup(args.device)
+        device, rank, world = distributed_setup(args.device)
         say = print if rank == 0 else (lambda *a, **k: None)
         text = data.load_text(args.text)
         # A text may contain "<|endoftext|>": train on it as ordinary characters.
@@ -453,16 +294,14 @@ def command_train(args: argparse.Namespace) -> int:
             vocab_size, stream, meta = int(ids.max()) + 1, ids, {"vocabulary": None}
         meta["encoding"] = "cl100k_base"
         train_ids, val_ids = data.train_val_split(stream)
-        config = _training_config(args, device, args.checkpoint)
+        config = replace(args.train_config, device=str(device))
         chosen = {
-            name: getattr(args, name)
-            for name in ("d_model", "n_heads", "n_layers", "dropout", "positional")
-            if getattr(args, name) is not None
+            name: getattr(args, name) for name in MODEL_OPTIONS if getattr(args, name) is not None
         }
         model_config = model_preset(
             args.preset, vocab_size, **chosen, context_length=config.context_length
         )
-        if checkpoint.exists() and not args.fresh:
+        if checkpoint.exists() and config.resume:
             saved = read_checkpoint(checkpoint)
             if saved.get("vocabulary") != meta["vocabulary"]:
                 raise CheckpointError(
@@ -471,11 +310,11 @@ def command_train(args: argparse.Namespace) -> int:
                 )
             say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
         if rank == 0:
-            _check_writable(checkpoint)
+            check_writable(checkpoint)
         torch.manual_seed(config.seed)  # the same initial weights on every process
         model = GPT(model_config)
-        threads = _choose_threads(
-            args, model.num_parameters(), config.batch_size * config.context_length, device
+        threads = choose_threads(
+            args.threads, model.num_parameters(), config.batch_size * config.context_length, device
         )
         say(
             f"{model.num_parameters():,} parameters, vocabulary {vocab_size:,} ({args.vocab}), "
@@ -494,7 +333,7 @@ def command_train(args: argparse.Namespace) -> int:
             f"interrupted ({history.stopped_by}) after step {history.steps}; checkpoint kept at "
             f"{checkpoint} — run the same command to resume"
         )
-        return _interrupt_status(history.stopped_by)
+        return interrupt_status(history.stopped_by)
     if history.val_loss:
         from .diagnostics import perplexity
 
@@ -505,31 +344,6 @@ def command_train(args: argparse.Namespace) -> int:
     if history.seconds > 0:
         say(f"{history.tokens / history.seconds:,.0f} tokens/s this run; checkpoint: {checkpoint}")
     return 0
-
-
-def _check_writable(checkpoint: Path) -> None:
-    """Refuse an unwritable --checkpoint before training, not after the work is done."""
-    import tempfile
-
-    from .checkpoint import CheckpointSaveError
-
-    try:
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=checkpoint.parent):
-            pass
-    except OSError as exc:
-        raise CheckpointSaveError(
-            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
-            "--checkpoint path in a writable folder"
-        ) from exc
-
-
-def _interrupt_status(name: str) -> int:
-    """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
-    import signal
-
-    number = getattr(signal, name, None) if name.startswith("SIG") else None
-    return 128 + int(number) if number is not None else 130
 
 
 def command_generate(args: argparse.Namespace) -> int:
@@ -550,7 +364,9 @@ def command_generate(args: argparse.Namespace) -> int:
         model, saved = model_from_checkpoint(args.checkpoint, device=device)
         encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
         # "<|endoftext|>" in a prompt is ordinary text here, as in training.
-        ids = torch.tensor(encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long)  # (T,)
+        ids = torch.tensor(
+            encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long
+        )  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
         vocab = (
@@ -642,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr), 128 + N when
     signal N stopped training (after saving). ``--debug`` re-raises errors with their traceback.
     """
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     debug = getattr(args, "debug", False)
     command = command_train if args.command == "train" else command_generate
     try:
@@ -652,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(
             "error: stopped at once by a second interrupt, without saving; the last checkpoint "
-            f"({getattr(args, 'checkpoint', DEFAULT_CHECKPOINT)}) is intact — run the same command to resume",
+            f"({getattr(args, 'checkpoint_path', None) or DEFAULT_CHECKPOINT}) is intact — run the same command to resume",
             file=sys.stderr,
         )
         return 130
