@@ -156,62 +156,31 @@ def train(
     callback: Callable[[int, History], None] | None = None,
     meta: dict[str, Any] | None = None,
 ) -> History:
-    """Train ``model`` (any module with ``forward(idx, targets) -> (logits, loss)``) and return its History.
+    """Train ``model`` (any module with ``forward(idx, targets) -> (logits, loss)``); return its History.
 
-    ``train_ids`` [N_train] and ``val_ids`` [N_val] are 1-D token streams (e.g. from
-    ``data.train_val_split``); each step draws x, y of shape [B, T] from ``train_ids`` and runs
-    :func:`train_step`. Batches come from a generator seeded with ``config.seed`` (plus the
-    process rank), and the global torch seed is set the same way, so a run is reproducible on a
-    given machine.
+    ``train_ids`` [N_train] and ``val_ids`` [N_val] are 1-D token streams (``data.train_val_split``);
+    each step draws x, y [B, T] from ``train_ids`` with a generator seeded by ``config.seed`` (plus
+    the process rank) and runs :func:`train_step`. With ``config.checkpoint_path`` set, checkpoints
+    are written on their intervals, at the end and on an interrupt, and an existing one is resumed
+    (``config.resume``) exactly: step count, optimizer, history and random state. ``meta`` (e.g. the
+    compact vocabulary) goes into every checkpoint. ``callback(steps_done, history)`` runs after
+    every step; raising KeyboardInterrupt there is how 11_training simulates pressing stop.
 
-    With ``config.checkpoint_path`` set, a checkpoint is written every ``checkpoint_interval``
-    steps, every ``checkpoint_seconds``, at the end and on an interrupt, and an existing
-    checkpoint there is resumed (``config.resume``): same step count, optimizer state, history
-    and random state. ``meta`` (e.g. the compact vocabulary's ids) is stored in every
-    checkpoint. ``callback(steps_done, history)`` runs after every step; raising
-    KeyboardInterrupt there is how 11_training simulates pressing stop.
-
-    On an interrupt (Ctrl-C, SIGTERM, SIGHUP) the run stops after the current step, writes the
-    checkpoint, and returns the history with ``interrupted=True`` (``on_interrupt="return"``) or
-    re-raises (``"raise"``).
-
-    A loss that becomes NaN or inf raises ``numerics.NonFiniteLossError`` (step, learning rate,
-    dtype, likely cause); a failed save raises ``checkpoint.CheckpointSaveError``; weights that
-    are not finite raise ``checkpoint.NonFiniteWeightsError`` rather than being saved. Each
-    carries the run's History as ``.history``, and no earlier checkpoint is overwritten.
+    Ctrl-C, SIGTERM or SIGHUP stop the run after the current step with a checkpoint; the history
+    comes back with ``interrupted=True`` (``on_interrupt="return"``) or the interrupt is re-raised.
+    A NaN/inf loss raises ``numerics.NonFiniteLossError``, a failed save
+    ``checkpoint.CheckpointSaveError``, non-finite weights ``checkpoint.NonFiniteWeightsError``;
+    each carries the History as ``.history``, and no earlier checkpoint is overwritten.
     """
     run = start_run(
         model, train_ids, val_ids, config or TrainConfig(), optimizer, meta, make_optimizer
     )
-    config, history = run.config, run.history
-    vocab_size = getattr(getattr(unwrap(model), "config", None), "vocab_size", None)
     open_bar(run)
-    started, last_save = time.perf_counter(), time.monotonic()
+    started = time.perf_counter()
     guard, watch = InterruptGuard(announce=run.rank == 0), StepWatch(run.optimizer)
     try:
         with guard, watch:
-            for step in range(history.steps, config.steps):
-                lr = lr_at(
-                    step,
-                    steps=config.steps,
-                    lr=config.lr,
-                    warmup=config.warmup,
-                    min_lr=config.final_lr,
-                )
-                x, y = run.next_batch()  # (B, T)
-                loss = train_step(
-                    run.model,
-                    run.optimizer,
-                    x,
-                    y,
-                    lr=lr,
-                    grad_clip=config.grad_clip,
-                    autocast=run.autocast(),
-                )
-                if step == 0 and run.rank == 0 and vocab_size is not None:  # ≈ ln V?
-                    warn_if_initial_loss_off(loss, vocab_size)
-                record(run, loss, lr)
-                last_save = after_step(run, step + 1, guard, last_save, callback)
+            _steps(run, guard, callback)
     except KeyboardInterrupt:
         close_bar(run, started)
         if guard.forced or watch.updating:
@@ -219,16 +188,43 @@ def train(
             # half-updated: keep the last good checkpoint rather than overwrite it.
             raise
         _stopped(run, guard.signal_name or "KeyboardInterrupt")
-        if config.on_interrupt == "raise":
+        if run.config.on_interrupt == "raise":
             raise
-        return history
+        return run.history
     except FATAL as exc:
         # The run cannot go on, but its loss curve is kept: the error carries it.
         close_bar(run, started)
-        exc.history = history
+        exc.history = run.history
         raise
     close_bar(run, started)
-    return history
+    return run.history
+
+
+def _steps(
+    run: Run, guard: InterruptGuard, callback: Callable[[int, History], None] | None
+) -> None:
+    """The loop: from the step a resumed run stopped at to ``config.steps``."""
+    config = run.config
+    vocab_size = getattr(getattr(run.module, "config", None), "vocab_size", None)
+    last_save = time.monotonic()
+    for step in range(run.history.steps, config.steps):
+        lr = lr_at(
+            step, steps=config.steps, lr=config.lr, warmup=config.warmup, min_lr=config.final_lr
+        )
+        x, y = run.next_batch()  # (B, T)
+        loss = train_step(
+            run.model,
+            run.optimizer,
+            x,
+            y,
+            lr=lr,
+            grad_clip=config.grad_clip,
+            autocast=run.autocast(),
+        )
+        if step == 0 and run.rank == 0 and vocab_size is not None:  # ≈ ln V?
+            warn_if_initial_loss_off(loss, vocab_size)
+        record(run, loss, lr)
+        last_save = after_step(run, step + 1, guard, last_save, callback)
 
 
 def _stopped(run: Run, stopped_by: str) -> None:
