@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from transformer_course import checkpoint as ckpt
+from transformer_course import checkpoint_io
 from transformer_course.checkpoint import (
     CheckpointError,
     load_checkpoint,
@@ -191,7 +192,7 @@ def test_folder_and_unreadable_file(tmp_path, monkeypatch):
         def refuse(*args, **kwargs):
             raise PermissionError(13, "Permission denied", str(path))
 
-        monkeypatch.setattr(ckpt, "open", refuse, raising=False)
+        monkeypatch.setattr(checkpoint_io, "open", refuse, raising=False)
     else:
         path.chmod(0)
     with pytest.raises(PermissionError, match=r"cannot read .*locked.pt: permission denied.*may be fine") as caught:
