@@ -19,10 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from dataclasses import MISSING, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from .cli_options import HelpFormatter, add_config_options, number, whole_number
 from .launch import (
     SMALL_STEP_MACS,
     auto_threads,
@@ -48,82 +49,6 @@ MODEL_OPTIONS = {
     "positional": "how the model knows positions: the seed's sinusoidal table, a learned table, "
     "RoPE, or none",
 }
-
-
-def _whole_number(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
-#: How an option's text becomes the field's type (the annotation's first name: ``float | None``).
-PARSERS = {"int": _whole_number, "float": _number, "str": str}
-
-
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows "(default: …)" only where there is a default worth showing."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default is None or action.default is False or "default" in (action.help or ""):
-            return action.help or ""
-        return super()._get_help_string(action)
-
-
-def add_config_options(
-    group: argparse._ArgumentGroup,
-    config_class: type,
-    preset: dict[str, Any],
-    preset_name: str,
-    *,
-    only: dict[str, str] | None = None,
-    defaults: dict[str, Any] | None = None,
-    choices: dict[str, tuple[str, ...]] | None = None,
-    groups: dict[str, argparse._ArgumentGroup] | None = None,
-) -> None:
-    """One option per field of the dataclass ``config_class``: ``--field-name``, parsed by the
-    field's type, help from the field's metadata (or ``only[name]``, which also limits the fields).
-
-    An option left out is None, so the field keeps ``preset``'s value, named in the help; a bool
-    field becomes a flag (``--no-name`` when it defaults to True). Metadata may rename the
-    option (``option``), move it to another of ``groups`` (``group``) or hide it (``cli=False``).
-    """
-    for spec in fields(config_class):
-        meta = spec.metadata
-        if (only is not None and spec.name not in only) or meta.get("cli") is False:
-            continue
-        text = (only or {}).get(spec.name) or meta["help"]
-        where = (groups or {}).get(meta.get("group", ""), group)
-        kind = str(spec.type).split("|")[0].strip()
-        if kind == "bool":
-            flag = meta.get("option") or ("--no-" if spec.default else "--") + spec.name.replace(
-                "_", "-"
-            )
-            where.add_argument(
-                flag, dest=spec.name, action="store_const", const=not spec.default, help=text
-            )
-            continue
-        default = (defaults or {}).get(spec.name)
-        shown = preset.get(spec.name, None if spec.default is MISSING else spec.default)
-        if default is None and shown is not None:
-            text += f" ({preset_name}: {shown})"
-        option = meta.get("option") or "--" + spec.name.replace("_", "-")
-        where.add_argument(
-            option,
-            dest=spec.name,
-            metavar=option[2:].upper().replace("-", "_"),
-            type=PARSERS[kind],
-            choices=(choices or {}).get(spec.name),
-            default=default,
-            help=text,
-        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,7 +85,7 @@ def _add_train(commands) -> None:
             "Under torchrun each process trains on its own batches and DistributedDataParallel "
             "averages the gradients (gloo on the CPU, nccl on CUDA GPUs)."
         ),
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     group = train.add_argument_group("data")
     group.add_argument("--text", help="UTF-8 text file to train on (default: the sales textbook)")
@@ -191,7 +116,7 @@ def _add_train(commands) -> None:
     )  # fmt: skip
     group.add_argument(
         "--threads",
-        type=_whole_number,
+        type=whole_number,
         help="torch threads on the CPU (default: 1 for small models, where more threads only "
         "wait for each other; every core for big ones)",
     )
@@ -202,19 +127,19 @@ def _add_generate(commands) -> None:
         "generate",
         help="continue a prompt with a trained checkpoint",
         description="Load a checkpoint written by 'train' and continue PROMPT token by token.",
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     gen.add_argument("prompt", help="the text to continue (at least one token)")
     gen.add_argument(
         "--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'"
     )
     options = (
-        ("--max-new-tokens", _whole_number, 50, "how many tokens to add"),
-        ("--temperature", _number, 0.8, "softmax temperature; 0 = greedy (always the most probable token)"),
-        ("--top-k", _whole_number, None, "sample only among the k most probable tokens"),
-        ("--top-p", _number, None, "sample only among the most probable tokens whose probabilities "
+        ("--max-new-tokens", whole_number, 50, "how many tokens to add"),
+        ("--temperature", number, 0.8, "softmax temperature; 0 = greedy (always the most probable token)"),
+        ("--top-k", whole_number, None, "sample only among the k most probable tokens"),
+        ("--top-p", number, None, "sample only among the most probable tokens whose probabilities "
          "add up to p (0 < p ≤ 1)"),
-        ("--seed", _whole_number, 0, "seed of the sampling, for a reproducible continuation"),
+        ("--seed", whole_number, 0, "seed of the sampling, for a reproducible continuation"),
     )  # fmt: skip
     for option, parse, default, text in options:
         gen.add_argument(option, type=parse, default=default, help=text)
@@ -264,70 +189,69 @@ def _describe_saves(config) -> str:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    """``train``: read and tokenize the text, build the model, train it; returns the exit status."""
     import torch
     from torch import distributed as dist
 
-    from . import data, tokenizer
-    from .checkpoint import CheckpointError, read_checkpoint
+    from .data import load_corpus
     from .model import GPT
-    from .train import model_preset
-    from .vocabulary import CompactVocabulary
+    from .train import model_preset, train
 
-    say = print
     checkpoint = Path(args.train_config.checkpoint_path)
     try:
         device, rank, world = distributed_setup(args.device)
-        say = print if rank == 0 else (lambda *a, **k: None)
-        text = data.load_text(args.text)
-        # A text may contain "<|endoftext|>": train on it as ordinary characters.
-        ids = torch.tensor(
-            tokenizer.get_encoding().encode(text, disallowed_special=()), dtype=torch.long
-        )  # (N,)
-        if args.vocab == "compact":
-            vocab = CompactVocabulary.from_ids(ids)
-            vocab_size, stream, meta = (
-                vocab.size,
-                vocab.encode(ids),
-                {"vocabulary": vocab.to_list()},
-            )
-        else:
-            vocab_size, stream, meta = int(ids.max()) + 1, ids, {"vocabulary": None}
-        meta["encoding"] = "cl100k_base"
-        train_ids, val_ids = data.train_val_split(stream)
+        say = print if rank == 0 else _silent
+        corpus = load_corpus(args.text, vocab=args.vocab)
         config = replace(args.train_config, device=str(device))
         chosen = {
             name: getattr(args, name) for name in MODEL_OPTIONS if getattr(args, name) is not None
         }
         model_config = model_preset(
-            args.preset, vocab_size, **chosen, context_length=config.context_length
+            args.preset, corpus.vocab_size, **chosen, context_length=config.context_length
         )
-        if checkpoint.exists() and config.resume:
-            saved = read_checkpoint(checkpoint)
-            if saved.get("vocabulary") != meta["vocabulary"]:
-                raise CheckpointError(
-                    f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
-                    "use --fresh to start over or pass another --checkpoint"
-                )
-            say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+        _check_resumable(checkpoint, config, corpus.codec.meta(), say)
         if rank == 0:
             check_writable(checkpoint)
         torch.manual_seed(config.seed)  # the same initial weights on every process
         model = GPT(model_config)
-        threads = choose_threads(
-            args.threads, model.num_parameters(), config.batch_size * config.context_length, device
-        )
+        tokens_per_step = config.batch_size * config.context_length
+        threads = choose_threads(args.threads, model.num_parameters(), tokens_per_step, device)
         say(
-            f"{model.num_parameters():,} parameters, vocabulary {vocab_size:,} ({args.vocab}), "
-            f"{train_ids.numel():,} training / {val_ids.numel():,} validation tokens, "
+            f"{model.num_parameters():,} parameters, vocabulary {corpus.vocab_size:,} ({args.vocab}), "
+            f"{corpus.train_ids.numel():,} training / {corpus.val_ids.numel():,} validation tokens, "
             f"{world} process{'es' if world > 1 else ''} on {device.type}, "
             f"{threads} torch thread{'s' if threads > 1 else ''}; {_describe_saves(config)}"
         )
-        from .train import train
-
-        history = train(model, train_ids, val_ids, config, meta=meta)
+        history = train(model, corpus.train_ids, corpus.val_ids, config, meta=corpus.codec.meta())
     finally:
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
+    return _report(history, checkpoint, say)
+
+
+def _silent(*_args: Any, **_kwargs: Any) -> None:
+    """``print`` for the processes other than rank 0, which say nothing."""
+
+
+def _check_resumable(checkpoint: Path, config, meta: dict[str, Any], say) -> None:
+    """Refuse to resume a checkpoint trained on another vocabulary; say where a resume starts."""
+    from .checkpoint import CheckpointError, read_checkpoint
+
+    if not (checkpoint.exists() and config.resume):
+        return
+    saved = read_checkpoint(checkpoint)
+    if saved.get("vocabulary") != meta["vocabulary"]:
+        raise CheckpointError(
+            f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
+            "use --fresh to start over or pass another --checkpoint"
+        )
+    say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+
+
+def _report(history, checkpoint: Path, say) -> int:
+    """The closing lines of a run, and its exit status (128 + the signal's number if stopped)."""
+    from .diagnostics import perplexity
+
     if history.interrupted:
         say(
             f"interrupted ({history.stopped_by}) after step {history.steps}; checkpoint kept at "
@@ -335,8 +259,6 @@ def command_train(args: argparse.Namespace) -> int:
         )
         return interrupt_status(history.stopped_by)
     if history.val_loss:
-        from .diagnostics import perplexity
-
         say(
             f"step {history.steps}: validation loss {history.val_loss[-1]:.3f}, perplexity "
             f"{perplexity(history.val_loss[-1]):.1f} (whole validation split)"
@@ -347,14 +269,14 @@ def command_train(args: argparse.Namespace) -> int:
 
 
 def command_generate(args: argparse.Namespace) -> int:
+    """``generate``: continue the prompt with a checkpoint's model, printing each token as it comes."""
     import torch
 
-    from . import tokenizer
     from .checkpoint import model_from_checkpoint
+    from .data import Codec
     from .device import pick_device
     from .generate import generate
     from .streaming import TokenStreamer
-    from .vocabulary import CompactVocabulary
 
     # A prompt with undecodable bytes arrives as lone surrogates; print them as "?", never fail.
     with contextlib.suppress(AttributeError, ValueError):  # a replaced stdout may not reconfigure
@@ -362,43 +284,25 @@ def command_generate(args: argparse.Namespace) -> int:
     try:
         device = pick_device(args.device)
         model, saved = model_from_checkpoint(args.checkpoint, device=device)
-        encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
+        codec = Codec.from_meta(saved)
         # "<|endoftext|>" in a prompt is ordinary text here, as in training.
-        ids = torch.tensor(
-            encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long
-        )  # (T,)
+        ids = codec.encode(args.prompt, what="the prompt")  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
-        vocab = (
-            CompactVocabulary(torch.tensor(saved["vocabulary"]))
-            if saved.get("vocabulary")
-            else None
-        )
-        if vocab is not None:
-            unknown = ids[~vocab.contains(ids)]
-            if unknown.numel():
-                pieces = ", ".join(repr(encoding.decode([int(i)])) for i in unknown[:8])
-                raise ValueError(
-                    f"the prompt has tokens the model's compact vocabulary does not know: {pieces}; "
-                    "rephrase it with words from the training text"
-                )
-            ids = vocab.encode(ids)
-        context = model.config.context_length
         # Print each token as it comes; the streamer holds back a character split across
         # tokens (a Chinese character or an emoji) until its last byte arrives.
-        streamer = TokenStreamer(encoding.decode_single_token_bytes)
+        streamer = TokenStreamer(codec.encoding.decode_single_token_bytes)
         shown = []
 
         def show(token: torch.Tensor) -> None:  # token: (1,)
             if not shown:
                 print(args.prompt, end="", flush=True)
                 shown.append(True)
-            original = token.cpu() if vocab is None else vocab.decode(token.cpu())  # (1,)
-            print(streamer.push(int(original[0])), end="", flush=True)
+            print(streamer.push(int(codec.original_ids(token)[0])), end="", flush=True)
 
         generate(
             model,
-            ids[-context:].to(device),
+            ids[-model.config.context_length :].to(device),
             args.max_new_tokens,
             temperature=args.temperature,
             top_k=args.top_k,
