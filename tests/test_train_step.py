@@ -3,7 +3,7 @@
 The probe below trains a tiny GPT for 30 steps (dropout on, warm-up, clipping, three
 validations), then interrupts a second run at step 12 and resumes it from its checkpoint. Its
 digest of every loss and learning rate was recorded with the single 187-line ``train`` that
-came before the split into ``train_step``, ``train_run`` and ``interrupts``: the refactor must
+came before the split into ``train_step``, ``_train_run`` and ``interrupts``: the refactor must
 give the same bits.
 """
 

@@ -23,8 +23,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from .cli_options import HelpFormatter, add_config_options, number, whole_number
-from .launch import (
+from ._cli_options import HelpFormatter, add_config_options, number, whole_number
+from ._launch import (
     SMALL_STEP_MACS,
     auto_threads,
     check_writable,

@@ -20,7 +20,7 @@ plus what makes a run trustworthy and pleasant:
 
 The step itself is :func:`train_step`, the five lines 11_training shows; :func:`train` is an
 outline around it, and the machinery lives in small modules of its own: :mod:`.train_config`
-(settings, presets, History), :mod:`.train_run` (device, DDP, resume, checkpoints, loss
+(settings, presets, History), :mod:`._train_run` (device, DDP, resume, checkpoints, loss
 syncing), :mod:`.interrupts` (signals) and :mod:`.evaluation` (validation losses).
 """
 
@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._train_run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
 from .checkpoint import CheckpointSaveError, NonFiniteWeightsError, unwrap
 from .diagnostics import warn_if_initial_loss_off
 from .evaluation import evaluate, sampled_loss
@@ -49,7 +50,6 @@ from .train_config import (
     model_preset,
     with_preset,
 )
-from .train_run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
 
 __all__ = [
     "MODEL_PRESETS", "ON_INTERRUPT", "PRESETS", "STOP_SIGNALS", "History", "TrainConfig",
