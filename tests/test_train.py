@@ -286,12 +286,17 @@ def test_exercise_checks():
 
     assert ex.check_warmup_lr(6e-4, 9, 700, 3e-3, 50, None)
     assert not ex.check_warmup_lr(5.4e-4, 9, 700, 3e-3, 50, None)  # the off-by-one step
-    assert ex.check_validation_windows(973, 7792, 8) and not ex.check_validation_windows(974, 7792, 8)
+    assert ex.check_validation_windows(973, 7792, 8) and not ex.check_validation_windows(
+        974, 7792, 8
+    )
     assert ex.check_saved_parameters(6_163_136, 100_070, 3_771, 64, tied=True)
     assert not ex.check_saved_parameters(2 * 6_163_136, 100_070, 3_771, 64, tied=True)
     assert ex.check_saved_parameters(2 * 6_163_136, 100_070, 3_771, 64, tied=False)
     assert ex.check_resume_steps(400, 300, 700) and not ex.check_resume_steps(700, 300, 700)
-    for feedback in (ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None), ex.check_saved_parameters(..., 9, 3, 2, True)):
+    for feedback in (
+        ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None),
+        ex.check_saved_parameters(..., 9, 3, 2, True),
+    ):
         assert not feedback.answered and "Not answered" in str(feedback)
 
 

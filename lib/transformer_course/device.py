@@ -45,9 +45,13 @@ def pick_device(preferred: str | None = None) -> torch.device:
             f"(check the argument or ${DEVICE_ENV_VAR})"
         )
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'")
+        raise ValueError(
+            f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'"
+        )
     if kind == "mps" and not _mps_available():
-        raise ValueError(f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'")
+        raise ValueError(
+            f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'"
+        )
     return torch.device(requested)
 
 
