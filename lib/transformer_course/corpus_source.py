@@ -67,7 +67,7 @@ def sha256_of(path: str | os.PathLike) -> str:
 @contextlib.contextmanager
 def datasets_output(progress: bool | None = None):
     """Inside the ``with``, ``datasets`` shows its progress bars and log lines when ``progress``
-    is True and stays silent when False; afterwards its settings are as before.
+    is True and stays silent when False; afterwards its settings are as before (01_tokenization).
 
     ``None`` follows ``datasets``' own setting (``HF_DATASETS_DISABLE_PROGRESS_BARS``, which
     ``notebook.setup_notebook`` sets), and is silent under pytest, where nbval compares every

@@ -212,7 +212,8 @@ def load_corpus(
 
 
 def as_ids(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor:
-    """``ids`` (a list or a tensor) as a LongTensor [N]; a ValueError naming ``name`` unless 1-D."""
+    """``ids`` (a list or a tensor) as a LongTensor [N]; a ValueError naming ``name`` unless 1-D
+    (used by ``get_batch``, ``train`` and ``evaluate``; 02_embeddings, 11_training)."""
     tensor = ids if isinstance(ids, torch.Tensor) else torch.as_tensor(list(ids), dtype=torch.long)
     if tensor.dim() != 1:
         raise ValueError(
