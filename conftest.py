@@ -111,6 +111,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for name, value in reproducible_cpu_environment().items():
         os.environ.setdefault(name, value)
+    # torch is already imported (by the line above), so it read OMP_NUM_THREADS too early: set
+    # its thread count here, once for the whole run. Tiny models run fastest on one thread;
+    # several spin-wait for each other when other processes share the cores.
+    import torch
+
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     if not hasattr(config, "workerinput"):  # only the controller (or a run without xdist) prints
         config.pluginmanager.register(_TimeTablePlugin(), "course-time-table")
 

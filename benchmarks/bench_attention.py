@@ -12,9 +12,9 @@ One run prints three tables (a benchmark, not a test: nothing here fails):
 2. **module** — ``MultiHeadAttention`` on its fused path (the default), on its by-hand path
    (``return_weights=True``) and ``torch.nn.MultiheadAttention`` with the same weights.
 3. **explorer** — one redraw of the attention-map explorer of 08_v_attention, for one head and
-   for the grid of all heads: the old way (new figure per knob change, PNG as Jupyter's inline
-   backend makes it, table) against ``AttentionExplorer.update`` (cached weights, one figure
-   updated in place with ``set_data``/``set_clim``) + ``figure_png``; and the HTML view.
+   for the grid of all heads: the HTML view the explorer shows (weights, heatmaps, table)
+   against the same view as a figure (``attention_map_figure``, drawn by ``viz`` with seaborn)
+   rendered to PNG as Jupyter's inline backend does it.
 
 Sizes: the course's (B=4, T=16, C=64, H=4, so D=16) and a larger one (B=8, T=256, C=512, H=8,
 D=64; with ``--device cuda`` also B=16, T=1024, C=1024, H=16). Timings are medians over
@@ -98,7 +98,9 @@ def _fmt_ms(seconds: float) -> str:
     return f"{ms:9.3f}" if ms < 10 else f"{ms:9.1f}"
 
 
-def bench_functional(size: Size, device: torch.device, rounds: int, min_seconds: float) -> list[str]:
+def bench_functional(
+    size: Size, device: torch.device, rounds: int, min_seconds: float
+) -> list[str]:
     g = torch.Generator().manual_seed(0)
     shape = (size.batch, size.heads, size.tokens, size.head_dim)
     q, k, v = (torch.randn(shape, generator=g).to(device).requires_grad_() for _ in range(3))
@@ -141,14 +143,9 @@ def bench_functional(size: Size, device: torch.device, rounds: int, min_seconds:
         rounds,
         min_seconds,
     )
-    rows = []
-    for label, times in (("forward", forward), ("fwd+bwd", both)):
-        rows.append(
-            f"{size.name:8s} {label:8s} {_fmt_ms(times['ours'])} {_fmt_ms(times['mask'])} "
-            f"{_fmt_ms(times['causal'])}   {times['ours'] / times['mask']:6.2f}x   "
-            f"{times['ours'] / times['causal']:6.2f}x"
-        )
-    return rows
+    return _rows(
+        size, forward, both, ("ours", "mask", "causal"), (("ours", "mask"), ("ours", "causal"))
+    )
 
 
 def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: float) -> list[str]:
@@ -156,13 +153,17 @@ def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: flo
     ours = attention.MultiHeadAttention(size.d_model, size.heads).to(device)
     ref = nn.MultiheadAttention(size.d_model, size.heads, batch_first=True).to(device)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        ref.in_proj_weight.copy_(
+            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
+        )
         ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
         ref.out_proj.weight.copy_(ours.out_proj.weight)
         ref.out_proj.bias.copy_(ours.out_proj.bias)
     g = torch.Generator().manual_seed(1)
     x = torch.randn(size.batch, size.tokens, size.d_model, generator=g).to(device)
-    not_allowed = ~attention.causal_mask(size.tokens, device=device)  # nn.MultiheadAttention's convention
+    not_allowed = ~attention.causal_mask(
+        size.tokens, device=device
+    )  # nn.MultiheadAttention's convention
 
     def fused():
         return ours(x, causal=True)
@@ -182,20 +183,29 @@ def bench_module(size: Size, device: torch.device, rounds: int, min_seconds: flo
     with torch.no_grad():
         torch.testing.assert_close(fused(), reference(), atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(by_hand(), reference(), atol=1e-4, rtol=1e-4)
-        forward = time_interleaved({"fused": fused, "hand": by_hand, "ref": reference}, device, rounds, min_seconds)
+        forward = time_interleaved(
+            {"fused": fused, "hand": by_hand, "ref": reference}, device, rounds, min_seconds
+        )
     both = time_interleaved(
-        {"fused": with_backward(fused), "hand": with_backward(by_hand), "ref": with_backward(reference)},
+        {
+            "fused": with_backward(fused),
+            "hand": with_backward(by_hand),
+            "ref": with_backward(reference),
+        },
         device,
         rounds,
         min_seconds,
     )
+    return _rows(size, forward, both, ("fused", "hand", "ref"), (("fused", "ref"), ("hand", "ref")))
+
+
+def _rows(size: Size, forward: dict, both: dict, names: tuple, ratios: tuple) -> list[str]:
+    """One table row per pass (forward, fwd+bwd): the three times, then the two ratios."""
     rows = []
     for label, times in (("forward", forward), ("fwd+bwd", both)):
-        rows.append(
-            f"{size.name:8s} {label:8s} {_fmt_ms(times['fused'])} {_fmt_ms(times['hand'])} "
-            f"{_fmt_ms(times['ref'])}   {times['fused'] / times['ref']:6.2f}x   "
-            f"{times['hand'] / times['ref']:6.2f}x"
-        )
+        shown = " ".join(_fmt_ms(times[name]) for name in names)
+        quotients = "   ".join(f"{times[a] / times[b]:6.2f}x" for a, b in ratios)
+        rows.append(f"{size.name:8s} {label:8s} {shown}   {quotients}")
     return rows
 
 
@@ -218,10 +228,9 @@ def bench_explorer(repeats: int) -> list[str]:
     with torch.no_grad():
         q = attention.split_heads(module.q_proj(batch.inputs), 4)  # (B, H, T, D)
         k = attention.split_heads(module.k_proj(batch.inputs), 4)  # (B, H, T, D)
-    state = explorer.AttentionExplorer(q, k, batch.tokens)  # the in-place matplotlib view
     rows = []
     for head in (0, None):
-        names = ("weights", "html", "table", "figure", "png", "inplace")
+        names = ("weights", "html", "table", "figure", "png")
         parts: dict[str, list[float]] = {name: [] for name in names}
         for i in range(repeats + 1):
             row, causal, scaled = i % 4, i % 2 == 0, i % 3 != 0  # turn the knobs between redraws
@@ -234,29 +243,34 @@ def bench_explorer(repeats: int) -> list[str]:
             t3 = time.perf_counter()
             fig = explorer.attention_map_figure(weights, batch.tokens[row], head=head)
             t4 = time.perf_counter()
-            fig.savefig(_Sink(), format="png", bbox_inches="tight")  # as the inline backend shows it
+            fig.savefig(
+                _Sink(), format="png", bbox_inches="tight"
+            )  # as the inline backend shows it
             plt.close(fig)
             t5 = time.perf_counter()
-            frame = state.update(row, head, causal, scaled, 15)
-            explorer.figure_png(frame.figure)
-            t6 = time.perf_counter()
             if i == 0:
-                continue  # the first redraw pays for imports, font caches and the view's layout
-            for name, seconds in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
+                continue  # the first redraw pays for imports and font caches
+            for name, seconds in zip(names, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
                 parts[name].append(seconds)
         ms = {name: statistics.median(values) * 1000 for name, values in parts.items()}
-        live = statistics.median([a + b + c for a, b, c in zip(parts["weights"], parts["html"], parts["table"])])
-        static = statistics.median([a + b + c for a, b, c in zip(parts["weights"], parts["figure"], parts["png"])])
+        live = statistics.median(
+            [a + b + c for a, b, c in zip(parts["weights"], parts["html"], parts["table"])]
+        )
+        static = statistics.median(
+            [a + b + c for a, b, c in zip(parts["weights"], parts["figure"], parts["png"])]
+        )
         label = "one head" if head is not None else "all heads"
         rows.append(
             f"{label:10s} {ms['weights']:8.1f} {ms['html']:8.1f} {ms['table']:8.1f} {live * 1000:11.1f}   "
-            f"{ms['figure']:8.1f} {ms['png']:8.1f} {static * 1000:11.1f}   {ms['inplace']:11.1f}"
+            f"{ms['figure']:8.1f} {ms['png']:8.1f} {static * 1000:11.1f}   {static / live:9.0f}×"
         )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
@@ -266,12 +280,22 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     rounds, min_seconds, repeats = (5, 0.5, 5) if args.quick else (9, 1.5, 15)
     sizes = [COURSE, LARGER] + ([LARGEST] if device.type == "cuda" else [])
-    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
-    print(f"torch {torch.__version__} on {where}; float32; causal mask; medians of {rounds} interleaved rounds")
+    where = (
+        torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else f"CPU, {torch.get_num_threads()} threads"
+    )
+    print(
+        f"torch {torch.__version__} on {where}; float32; causal mask; medians of {rounds} interleaved rounds"
+    )
     for size in sizes:
-        print(f"  {size.name}: B={size.batch} T={size.tokens} C={size.d_model} H={size.heads} D={size.head_dim}")
+        print(
+            f"  {size.name}: B={size.batch} T={size.tokens} C={size.d_model} H={size.heads} D={size.head_dim}"
+        )
 
-    print("\n1. functional attention: ours (by hand) vs F.scaled_dot_product_attention  [ms per call]")
+    print(
+        "\n1. functional attention: ours (by hand) vs F.scaled_dot_product_attention  [ms per call]"
+    )
     print("size     pass          ours  F.sdpa(mask) F.sdpa(causal)  ours/mask  ours/causal")
     for size in sizes:
         for line in bench_functional(size, device, rounds, min_seconds):
@@ -283,9 +307,13 @@ def main(argv: list[str] | None = None) -> int:
         for line in bench_module(size, device, rounds, min_seconds):
             print(line)
 
-    print(f"\n3. attention-map explorer, one redraw on the course batch (CPU, Agg)  [median ms of {repeats}]")
-    print("           --- HTML widget (what the explorer shows) ---   --- matplotlib figure + PNG ---   in-place fig")
-    print("view        weights     html    table  live total     figure      png  static total    update+png")
+    print(
+        f"\n3. attention-map explorer, one redraw on the course batch (CPU, Agg)  [median ms of {repeats}]"
+    )
+    print(
+        "           --- HTML widget (what the explorer shows) ---   --- seaborn figure + PNG ---   figure/HTML"
+    )
+    print("view        weights     html    table  live total     figure      png  static total")
     for line in bench_explorer(repeats):
         print(line)
     return 0

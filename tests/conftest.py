@@ -1,5 +1,7 @@
 """Shared fixtures. Tests never touch the network: the corpus and the tiktoken cache
-come from the environment (``.ci/run`` points them at ``../shared/data``)."""
+come from the environment (``.ci/run`` points them at ``../shared/data``).
+
+The torch thread count is set once, in the root ``conftest.py``'s ``pytest_configure``."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from transformer_course.model import GPT, GPTConfig  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def _close_figures():
@@ -22,14 +26,32 @@ def _close_figures():
 
 @pytest.fixture
 def one_torch_thread():
-    """Run a test on one torch thread. Tiny models run fastest that way: several threads
-    spin-wait for each other when other processes (xdist workers, notebooks) share the cores.
-    Test modules that train tiny models opt in with
-    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    """Deprecated: ``pytest_configure`` (root ``conftest.py``) now sets the thread count for the
+    whole run. Kept only until the test modules that still opt in with
+    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")`` drop that line."""
     yield
-    torch.set_num_threads(threads)
+
+
+#: The tests' tiny GPT: one size for every test file; a test overrides only what it needs.
+TINY_GPT = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.0)
+
+
+class TinyGPT:
+    """``tiny_gpt(seed=0, **overrides)`` builds a seeded :class:`GPT` of :data:`TINY_GPT`'s
+    size; ``tiny_gpt.config(**overrides)`` gives its :class:`GPTConfig` alone."""
+
+    def config(self, **overrides) -> GPTConfig:
+        return GPTConfig(**{**TINY_GPT, **overrides})
+
+    def __call__(self, seed: int = 0, **overrides) -> GPT:
+        torch.manual_seed(seed)
+        return GPT(self.config(**overrides))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt() -> TinyGPT:
+    """The factory of the tests' tiny GPT (see :class:`TinyGPT`)."""
+    return TinyGPT()
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,9 @@ def test_softmax_equals_torch_and_survives_large_scores():
     torch.testing.assert_close(attention.softmax(scores), torch.softmax(scores, dim=-1))
     big = torch.tensor([1000.0, 999.0, 0.0])
     naive = big.exp() / big.exp().sum()
-    assert torch.isnan(naive).any(), "the textbook formula overflows here (the reason for the stable form)"
+    assert torch.isnan(naive).any(), (
+        "the textbook formula overflows here (the reason for the stable form)"
+    )
     torch.testing.assert_close(attention.softmax(big), torch.softmax(big, dim=-1))
     torch.testing.assert_close(attention.softmax(scores, dim=0), torch.softmax(scores, dim=0))
 
@@ -140,7 +142,11 @@ def test_functional_attention_equals_pytorch(lead, tq, tk, d, dv, use_mask, p_ke
 
 def test_mask_broadcasts_from_t_by_t_to_every_batch_and_head():
     g = torch.Generator().manual_seed(3)
-    q, k, v = torch.randn(2, 4, 5, 8, generator=g), torch.randn(2, 4, 6, 8, generator=g), torch.randn(2, 4, 6, 3, generator=g)
+    q, k, v = (
+        torch.randn(2, 4, 5, 8, generator=g),
+        torch.randn(2, 4, 6, 8, generator=g),
+        torch.randn(2, 4, 6, 3, generator=g),
+    )
     mask = _random_mask((5, 6), 0.7, g)
     out, weights = attention.scaled_dot_product_attention(q, k, v, mask=mask)
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), **TOL)
@@ -196,7 +202,9 @@ def test_functional_rejects_bad_masks_and_scales():
     with pytest.raises(ValueError, match="does not broadcast"):
         attention.scaled_dot_product_attention(q, k, v, mask=torch.ones(4, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match="does not broadcast"):
-        attention.scaled_dot_product_attention(q, k, v, mask=torch.ones(3, 2, 5, 5, dtype=torch.bool))
+        attention.scaled_dot_product_attention(
+            q, k, v, mask=torch.ones(3, 2, 5, 5, dtype=torch.bool)
+        )
     with pytest.raises(ValueError, match="bool torch.Tensor"):
         attention.scaled_dot_product_attention(q, k, v, mask=[[True] * 5] * 5)
     with pytest.raises(ValueError, match="scale"):
@@ -211,10 +219,14 @@ def test_functional_rejects_bad_masks_and_scales():
 def _reference_from(module: MultiHeadAttention, bias: bool) -> nn.MultiheadAttention:
     ref = nn.MultiheadAttention(module.d_model, module.n_heads, bias=bias, batch_first=True)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([module.q_proj.weight, module.k_proj.weight, module.v_proj.weight]))
+        ref.in_proj_weight.copy_(
+            torch.cat([module.q_proj.weight, module.k_proj.weight, module.v_proj.weight])
+        )
         ref.out_proj.weight.copy_(module.out_proj.weight)
         if bias:
-            ref.in_proj_bias.copy_(torch.cat([module.q_proj.bias, module.k_proj.bias, module.v_proj.bias]))
+            ref.in_proj_bias.copy_(
+                torch.cat([module.q_proj.bias, module.k_proj.bias, module.v_proj.bias])
+            )
             ref.out_proj.bias.copy_(module.out_proj.bias)
     return ref.eval()
 
@@ -231,7 +243,9 @@ def _reference_from(module: MultiHeadAttention, bias: bool) -> nn.MultiheadAtten
     bias=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_module_equals_nn_multihead_attention(n_heads, head_dim, batch, T, S, cross, causal, bias, seed):
+def test_module_equals_nn_multihead_attention(
+    n_heads, head_dim, batch, T, S, cross, causal, bias, seed
+):
     torch.manual_seed(seed)
     d_model = n_heads * head_dim
     module = MultiHeadAttention(d_model, n_heads, bias=bias).eval()
@@ -242,11 +256,18 @@ def test_module_equals_nn_multihead_attention(n_heads, head_dim, batch, T, S, cr
     mask = attention.causal_mask(T) if causal and not cross else None
     # nn.MultiheadAttention's boolean mask means the opposite: True = may NOT attend.
     expected, expected_weights = ref(
-        x, source, source, attn_mask=None if mask is None else ~mask, need_weights=True, average_attn_weights=False
+        x,
+        source,
+        source,
+        attn_mask=None if mask is None else ~mask,
+        need_weights=True,
+        average_attn_weights=False,
     )
     with torch.no_grad():
         fused = module(x, context=context, causal=causal and not cross)
-        by_hand, weights = module(x, context=context, causal=causal and not cross, return_weights=True)
+        by_hand, weights = module(
+            x, context=context, causal=causal and not cross, return_weights=True
+        )
     torch.testing.assert_close(fused, expected, **TOL)
     torch.testing.assert_close(by_hand, expected, **TOL)
     torch.testing.assert_close(weights, expected_weights, **TOL)
@@ -326,7 +347,9 @@ def test_mqa_heads_share_keys_so_differ_only_through_queries():
     torch.manual_seed(9)
     module = MultiHeadAttention(16, 4, n_kv_heads=1).eval()
     with torch.no_grad():
-        module.q_proj.weight.copy_(module.q_proj.weight[:4].repeat(4, 1))  # every head asks the same
+        module.q_proj.weight.copy_(
+            module.q_proj.weight[:4].repeat(4, 1)
+        )  # every head asks the same
         module.q_proj.bias.copy_(module.q_proj.bias[:4].repeat(4))
         _, weights = module(torch.randn(1, 5, 16), return_weights=True)
     for h in range(1, 4):
@@ -379,8 +402,11 @@ def test_rope_rotates_queries_and_keys_after_the_head_split():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"d_model": 64, "n_heads": 5}, "divisible by n_heads"),
-        ({"d_model": 64, "n_heads": 4, "n_kv_heads": 3}, "divisible by n_kv_heads"),
+        ({"d_model": 64, "n_heads": 5}, r"n_heads \(5\) must divide d_model \(64\)"),
+        (
+            {"d_model": 64, "n_heads": 4, "n_kv_heads": 3},
+            r"n_kv_heads \(3\) must divide n_heads \(4\)",
+        ),
         ({"d_model": 64, "n_heads": 4, "n_kv_heads": 8}, "n_kv_heads"),
         ({"d_model": 0, "n_heads": 1}, "d_model"),
         ({"d_model": 64, "n_heads": 4, "dropout": 1.0}, "dropout"),

@@ -97,15 +97,9 @@ def _trained_like_weights():
     return scores.masked_fill(~mask, float("-inf")).softmax(-1)  # (L, H, T, S)
 
 
-def _tiny_model_and_codec():
-    from transformer_course.model import GPT, GPTConfig
-
-    torch.manual_seed(0)
-    config = GPTConfig(
-        vocab_size=40, context_length=16, d_model=32, n_heads=4, n_layers=2, dropout=0.0
-    )
-    model = GPT(config).eval()
-    letters = "abcdefghijklmnopqrstuvwxyz .,!?'-:;0123456789"[: config.vocab_size]
+def _tiny_model_and_codec(tiny_gpt):
+    model = tiny_gpt(vocab_size=40, context_length=16, d_model=32).eval()
+    letters = "abcdefghijklmnopqrstuvwxyz .,!?'-:;0123456789"[: model.config.vocab_size]
 
     def encode(text: str) -> list[int]:
         return [letters.index(c) for c in text.lower() if c in letters]
@@ -116,15 +110,18 @@ def _tiny_model_and_codec():
     return model, encode, decode_token
 
 
-#: How to build each widget the way its notebook does (with small, seeded inputs).
+#: How to build each widget the way its notebook does (with small, seeded inputs);
+#: ``tiny`` is the ``tiny_gpt`` fixture.
 CASES = {
-    "generation.generation_widget": lambda f: f(*_tiny_model_and_codec()),
-    "tokens.token_widget": lambda f: f(_course_bpe()),
-    "positional.positional_widget": lambda f: f(),
-    "attention.attention_explorer": lambda f: f(*_attention_qk(), _tokens(4, 16)),
-    "attention.weights_explorer": lambda f: f(_trained_like_weights(), _tokens(1, 8)[0]),
-    "scale_knobs.scale_widget": lambda f: f(),
-    "softmax_knobs.temperature_widget": lambda f: f(torch.linspace(-2.0, 2.0, 8), _tokens(1, 8)[0]),
+    "generation.generation_widget": lambda f, tiny: f(*_tiny_model_and_codec(tiny)),
+    "tokens.token_widget": lambda f, tiny: f(_course_bpe()),
+    "positional.positional_widget": lambda f, tiny: f(),
+    "attention.attention_explorer": lambda f, tiny: f(*_attention_qk(), _tokens(4, 16)),
+    "attention.weights_explorer": lambda f, tiny: f(_trained_like_weights(), _tokens(1, 8)[0]),
+    "scale_knobs.scale_widget": lambda f, tiny: f(),
+    "softmax_knobs.temperature_widget": lambda f, tiny: f(
+        torch.linspace(-2.0, 2.0, 8), _tokens(1, 8)[0]
+    ),
 }
 FACTORIES = _widget_factories()
 #: Knobs that matter only for some value of another knob: turn that one first (then back).
@@ -215,12 +212,12 @@ def test_every_widget_has_a_case():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_knob_changes_what_the_widget_shows(name, screen):
+def test_every_knob_changes_what_the_widget_shows(tiny_gpt, name, screen):
     if name not in FACTORIES:
         pytest.skip(f"{name} is not in the library (yet)")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        root = CASES[name](FACTORIES[name])
+        root = CASES[name](FACTORIES[name], tiny_gpt)
     assert isinstance(root, widgets.Widget), f"{name} must return the widget to display"
     knobs = [w for w in _walk(root) if isinstance(w, KNOBS)]
     assert knobs, f"{name} has no knob"
@@ -256,18 +253,22 @@ def test_every_knob_changes_what_the_widget_shows(name, screen):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_every_slider_starts_on_its_own_grid(name, screen):
+def test_every_slider_starts_on_its_own_grid(tiny_gpt, name, screen):
     """The browser snaps a slider to min + k·step; Python does not. A start value off that grid
     shows one number and computes with another (the base slider of 03 showed 10002 for 10000)."""
     if name not in FACTORIES:
         pytest.skip(f"{name} is not in the library (yet)")
     with contextlib.redirect_stdout(io.StringIO()):
-        root = CASES[name](FACTORIES[name])
+        root = CASES[name](FACTORIES[name], tiny_gpt)
     off_grid = []
-    for slider in (w for w in _walk(root) if isinstance(w, (widgets.IntSlider, widgets.FloatSlider))):
+    for slider in (
+        w for w in _walk(root) if isinstance(w, (widgets.IntSlider, widgets.FloatSlider))
+    ):
         steps = (slider.value - slider.min) / (slider.step or 1)
         if abs(steps - round(steps)) > 1e-6:
-            off_grid.append(f"{slider.description!r}: {slider.value} with min {slider.min}, step {slider.step}")
+            off_grid.append(
+                f"{slider.description!r}: {slider.value} with min {slider.min}, step {slider.step}"
+            )
     assert not off_grid, f"{name}: sliders whose start value the browser would move: {off_grid}"
 
 
@@ -285,7 +286,7 @@ def test_bad_knob_values_give_a_message_not_a_traceback(screen):
     assert "Traceback" not in printed.getvalue()
 
 
-def test_generation_beam_width_reaches_the_decoder(screen, monkeypatch):
+def test_generation_beam_width_reaches_the_decoder(tiny_gpt, screen, monkeypatch):
     factory = FACTORIES.get("generation.generation_widget")
     if factory is None:
         pytest.skip("generation_widget is not in the library (yet)")
@@ -299,7 +300,7 @@ def test_generation_beam_width_reaches_the_decoder(screen, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(generation, "decode_with", spy)
-    root = CASES["generation.generation_widget"](factory)
+    root = CASES["generation.generation_widget"](factory, tiny_gpt)
     knobs = {w.description: w for w in _walk(root) if isinstance(w, KNOBS)}
     knobs["method"].value = "beam"
     knobs["beam width"].value = 7

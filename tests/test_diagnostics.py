@@ -21,21 +21,14 @@ from transformer_course.diagnostics import (
     repetition_rate,
     warn_if_initial_loss_off,
 )
-from transformer_course.model import GPT, GPTConfig
+from transformer_course.model import GPT
 from transformer_course.train import TrainConfig, train
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 VOCAB = 64
 
 
-def model(std: float | None = None, seed: int = 0, **overrides) -> GPT:
-    torch.manual_seed(seed)
-    settings = dict(
-        vocab_size=VOCAB, context_length=8, d_model=32, n_heads=4, n_layers=2, dropout=0.0
-    )
-    settings.update(overrides)
-    net = GPT(GPTConfig(**settings))
+def model(tiny_gpt, std: float | None = None, seed: int = 0, **overrides) -> GPT:
+    net = tiny_gpt(seed, **{"vocab_size": VOCAB, "d_model": 32, **overrides})
     if std is not None:  # the wrong init: every weight at std `std` instead of 0.02
         for module in net.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
@@ -70,16 +63,16 @@ def first_loss(net: GPT) -> tuple[torch.Tensor, torch.Tensor]:
         {"positional": "rope", "norm": "rmsnorm", "feedforward": "swiglu", "n_kv_heads": 2},
     ],
 )
-def test_course_init_is_within_tolerance_of_ln_v(overrides):
-    logits, loss = first_loss(model(**overrides))
+def test_course_init_is_within_tolerance_of_ln_v(tiny_gpt, overrides):
+    logits, loss = first_loss(model(tiny_gpt, **overrides))
     check = check_initial_loss(loss, VOCAB, logits=logits)
     assert check.ok and abs(check.gap) < 0.05
     assert check.predicted == pytest.approx(check.loss, abs=0.05)  # ln V + σ²/2
     assert "normal" in str(check)
 
 
-def test_wrong_init_fires_and_says_why():
-    logits, loss = first_loss(model(std=1.0))
+def test_wrong_init_fires_and_says_why(tiny_gpt):
+    logits, loss = first_loss(model(tiny_gpt, std=1.0))
     check = check_initial_loss(loss, VOCAB, logits=logits)
     assert not check and check.gap > 3
     assert "too high" in str(check) and "init" in str(check)
@@ -92,12 +85,12 @@ def test_too_low_and_non_finite_are_explained():
     assert "not finite" in check_initial_loss(float("inf"), VOCAB).meaning
 
 
-def test_train_warns_at_step_0_on_a_wrong_init_and_stays_quiet_on_the_course_init():
+def test_train_warns_at_step_0_on_a_wrong_init_and_stays_quiet_on_the_course_init(tiny_gpt):
     with warnings.catch_warnings():
         warnings.simplefilter("error", InitialLossWarning)
-        train(model(), stream(), stream(seed=1), quick())  # must not raise
+        train(model(tiny_gpt), stream(), stream(seed=1), quick())  # must not raise
     with pytest.warns(InitialLossWarning, match=r"step-0 loss .* ln V = ln 64 = 4\.16.*too high"):
-        train(model(std=1.0), stream(), stream(seed=1), quick())
+        train(model(tiny_gpt, std=1.0), stream(), stream(seed=1), quick())
 
 
 def test_warn_helper_returns_the_check():
@@ -113,7 +106,7 @@ def test_perplexity():
     assert describe_loss(0.5) == "loss 0.50 (perplexity 1.65)"
 
 
-def test_clear_errors():
+def test_clear_errors(tiny_gpt):
     with pytest.raises(TypeError, match="loss must be a number"):
         perplexity("4.7")
     with pytest.raises(ValueError, match="vocab_size must be at least 2"):
@@ -125,7 +118,7 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="window"):
         SampleRecorder(lambda: ([], ""), window=0)
     with pytest.raises(ValueError, match="probe_steps"):
-        estimate_training_time(model(), stream(), stream(), quick(), probe_steps=0)
+        estimate_training_time(model(tiny_gpt), stream(), stream(), quick(), probe_steps=0)
 
 
 def test_repetition_rate():
@@ -134,7 +127,7 @@ def test_repetition_rate():
     assert repetition_rate([1, 2]) == 0.0
 
 
-def test_sample_recorder_stores_each_threshold_once_and_leaves_the_run_unchanged():
+def test_sample_recorder_stores_each_threshold_once_and_leaves_the_run_unchanged(tiny_gpt):
     calls = []
 
     def sample():
@@ -144,8 +137,8 @@ def test_sample_recorder_stores_each_threshold_once_and_leaves_the_run_unchanged
     thresholds = (4.1, 3.9)
     recorder = SampleRecorder(sample, thresholds=thresholds, window=5)
     config = quick(steps=80, lr=1e-2)
-    plain = train(model(), stream(), stream(seed=1), config)
-    history = train(model(), stream(), stream(seed=1), config, callback=recorder)
+    plain = train(model(tiny_gpt), stream(), stream(seed=1), config)
+    history = train(model(tiny_gpt), stream(), stream(seed=1), config, callback=recorder)
     assert history.train_loss == plain.train_loss
     final = recorder.final(history)
     labels = [m.label for m in recorder.milestones]
@@ -160,8 +153,8 @@ def test_sample_recorder_stores_each_threshold_once_and_leaves_the_run_unchanged
     assert len(set(labels)) == len(labels)
 
 
-def test_run_estimate_extrapolates_and_leaves_everything_untouched():
-    net = model()
+def test_run_estimate_extrapolates_and_leaves_everything_untouched(tiny_gpt):
+    net = model(tiny_gpt)
     before = {k: v.clone() for k, v in net.state_dict().items()}
     rng = torch.get_rng_state()
     estimate = estimate_training_time(

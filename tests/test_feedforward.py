@@ -70,7 +70,9 @@ def test_dropout_only_in_training():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="activation must be one of relu, gelu, gelu_tanh, silu"):
+    with pytest.raises(
+        ValueError, match="activation must be one of .relu., .gelu., .gelu_tanh., .silu."
+    ):
         FeedForward(8, activation="tanh")
     with pytest.raises(ValueError, match="d_ff must be at least 1"):
         FeedForward(8, d_ff=0)
@@ -80,3 +82,20 @@ def test_bad_arguments():
         FeedForward(8, dropout=1.0)
     with pytest.raises(ValueError, match="d_model must be at least 1"):
         SwiGLU(0, 4)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda dropout: FeedForward(64, dropout=dropout),
+        lambda dropout: SwiGLU(64, 128, dropout=dropout),
+    ],
+    ids=["FeedForward", "SwiGLU"],
+)
+@pytest.mark.parametrize("dropout", ["0.1", None, True, [0.1]])
+def test_a_dropout_of_the_wrong_type_names_dropout(make, dropout):
+    # Before the shared checks this was a raw "'<=' not supported between 'float' and 'str'".
+    with pytest.raises(
+        TypeError, match=r"dropout must be a probability in \[0, 1\) given as a number"
+    ):
+        make(dropout)

@@ -13,21 +13,13 @@ from torch import nn
 
 from transformer_course.generate import (
     beam_search,
+    beam_search_loop,
     continuation_log_probs,
+    decode_loop,
     filter_logits,
     generate,
     next_token_probs,
 )
-from transformer_course.model import GPT, GPTConfig
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def tiny_model(seed: int = 0, **overrides) -> GPT:
-    settings = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.1)
-    settings.update(overrides)
-    torch.manual_seed(seed)
-    return GPT(GPTConfig(**settings))
 
 
 class BigramTable(nn.Module):
@@ -61,8 +53,8 @@ def greedy(model, prompt=PROMPT, n=10):
     return generate(model, prompt, n, temperature=0)
 
 
-def test_greedy_is_argmax_step_by_step():
-    model = tiny_model().eval()
+def test_greedy_is_argmax_step_by_step(tiny_gpt):
+    model = tiny_gpt().eval()
     out = greedy(model)
     for t in range(len(PROMPT), len(out)):
         context = out[max(0, t - 8) : t][None]  # the last context_length tokens
@@ -80,14 +72,14 @@ def test_greedy_is_argmax_step_by_step():
     ],
     ids=["temperature0", "top_k1", "tiny_top_p", "top_k1_hot", "tiny_temperature"],
 )
-def test_degenerate_sampling_equals_greedy(knobs):
-    model = tiny_model()
+def test_degenerate_sampling_equals_greedy(tiny_gpt, knobs):
+    model = tiny_gpt()
     out = generate(model, PROMPT, 12, generator=torch.Generator().manual_seed(1), **knobs)
     torch.testing.assert_close(out, greedy(model, n=12))
 
 
-def test_beam_width_one_equals_greedy():
-    model = tiny_model()
+def test_beam_width_one_equals_greedy(tiny_gpt):
+    model = tiny_gpt()
     torch.testing.assert_close(beam_search(model, PROMPT, 12, beam_width=1), greedy(model, n=12))
     assert torch.equal(beam_search(trap(), [0], 2, beam_width=1), greedy(trap(), [0], 2))
 
@@ -104,9 +96,9 @@ def test_beam_search_beats_greedy_on_a_trap():
     torch.testing.assert_close(beam_score, torch.tensor(math.log(0.4 * 0.9)))
 
 
-def test_beam_search_finds_the_best_of_all_short_paths():
+def test_beam_search_finds_the_best_of_all_short_paths(tiny_gpt):
     """With a beam as wide as the vocabulary, two steps are searched exhaustively."""
-    model = tiny_model(vocab_size=12)
+    model = tiny_gpt(vocab_size=12)
     prompt = torch.tensor([1, 2])
     best = beam_search(model, prompt, 2, beam_width=12)
     pairs = torch.cartesian_prod(torch.arange(12), torch.arange(12))  # (144, 2)
@@ -114,9 +106,9 @@ def test_beam_search_finds_the_best_of_all_short_paths():
     assert best[2:].tolist() == pairs[scores.argmax()].tolist()
 
 
-def test_beam_score_never_below_greedy():
+def test_beam_score_never_below_greedy(tiny_gpt):
     for seed in range(3):
-        model = tiny_model(seed)
+        model = tiny_gpt(seed)
         g = greedy(model, n=6)
         b = beam_search(model, PROMPT, 6, beam_width=4)
         assert (
@@ -125,9 +117,78 @@ def test_beam_score_never_below_greedy():
         )
 
 
-def test_golden_token_ids():
+class TableSteps:
+    """A step function for the shared loops: log-probabilities of the next token from a table
+    indexed by the last token; remembers every reorder so the test can check the bookkeeping."""
+
+    def __init__(self, table: torch.Tensor) -> None:
+        self.log_table = table.log()  # (V, V)
+        self.reorders: list[list[int]] = []
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.log_table[idx[:, -1]]  # (K, V)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        self.reorders.append(index.tolist())
+
+
+EOS_TABLE = torch.tensor(  # tokens 0 (start), 1, 2, 3 = eos; rows sum to 1
+    [
+        [0.0, 0.5, 0.2, 0.3],  # from the start: 1 is likeliest, eos (0.3) next
+        [0.0, 0.4, 0.35, 0.25],  # after 1: never sure
+        [0.0, 0.0, 0.05, 0.95],
+        [1.0, 0.0, 0.0, 0.0],
+    ]
+)
+
+
+def test_a_finished_beam_keeps_its_score_and_wins():
+    """0 -> eos (0.3) beats every live path after two steps: 0.5·0.4 = 0.2, 0.2·0.95 = 0.19."""
+    best, score = beam_search_loop(
+        TableSteps(EOS_TABLE), torch.tensor([0]), 4, 3, eos_id=3, pad_id=0
+    )
+    assert best.tolist()[:2] == [0, 3] and set(best.tolist()[2:]) <= {0}, "padded after eos"
+    torch.testing.assert_close(score, torch.tensor(math.log(0.3)))
+
+
+def test_beam_search_loop_reorders_only_live_beams_and_stops_when_all_finished():
+    steps = TableSteps(EOS_TABLE)
+    best, score = beam_search_loop(
+        steps, torch.tensor([2]), 10, 2, eos_id=3, pad_id=0, score_dtype=torch.float64
+    )
+    # Step 1 keeps 2 -> eos (0.95) and 2 -> 2 (0.05): only the second is live, child of live row 0.
+    # Step 2 keeps the finished one and 2 -> 2 -> eos (0.0475): all finished, the search stops.
+    assert steps.reorders == [[0], []]
+    assert best.tolist() == [2, 3, 0] and score.dtype == torch.float64
+    torch.testing.assert_close(score, torch.tensor(math.log(0.95), dtype=torch.float64))
+    without_eos = TableSteps(EOS_TABLE)
+    beam_search_loop(without_eos, torch.tensor([0]), 3, 2)
+    assert [len(r) for r in without_eos.reorders] == [2, 2, 2], "no eos: every beam stays live"
+
+
+def test_decode_loop_pads_finished_rows_and_stops():
+    out = decode_loop(
+        TableSteps(EOS_TABLE),
+        torch.tensor([[0], [2]]),
+        6,
+        lambda logits: logits.argmax(-1, keepdim=True),
+        eos_id=3,
+    )
+    # Row 0: 0 -> 1 -> 1 -> … never ends; row 1: 2 -> eos, then padding. Six steps: row 0 lives on.
+    assert out.tolist() == [[0, 1, 1, 1, 1, 1, 1], [2, 3, 0, 0, 0, 0, 0]]
+    ended = decode_loop(
+        TableSteps(EOS_TABLE),
+        torch.tensor([[2]]),
+        6,
+        lambda z: z.argmax(-1, keepdim=True),
+        eos_id=3,
+    )
+    assert ended.tolist() == [[2, 3]], "every row finished: the loop stops early"
+
+
+def test_golden_token_ids(tiny_gpt):
     """Fixed outputs of a seeded model: a change here means decoding (or the model) changed."""
-    model = tiny_model(seed=0)
+    model = tiny_gpt(seed=0)
     assert greedy(model, n=8)[5:].tolist() == GOLDEN_GREEDY
     sampled = generate(
         model, PROMPT, 8, temperature=1.0, generator=torch.Generator().manual_seed(0)
@@ -146,22 +207,22 @@ def test_golden_token_ids():
     assert beam_search(model, PROMPT, 8, beam_width=3)[5:].tolist() == GOLDEN_BEAM
 
 
-# Recorded with torch 2.13 on CPU (one thread) from tiny_model(seed=0).
+# Recorded with torch 2.13 on CPU (one thread) from tiny_gpt(seed=0).
 GOLDEN_GREEDY = [35, 35, 41, 41, 41, 41, 41, 41]
 GOLDEN_SAMPLED = [41, 8, 28, 18, 30, 1, 8, 26]
 GOLDEN_TOP = [41, 27, 35, 35, 40, 23, 35, 35]
 GOLDEN_BEAM = [35, 35, 41, 41, 41, 41, 41, 41]
 
 
-def test_same_generator_same_tokens_and_mode_restored():
-    model = tiny_model().train()
+def test_same_generator_same_tokens_and_mode_restored(tiny_gpt):
+    model = tiny_gpt(dropout=0.1).train()  # dropout on: generate must switch it off
     a = generate(model, PROMPT, 10, generator=torch.Generator().manual_seed(5))
     b = generate(model, PROMPT, 10, generator=torch.Generator().manual_seed(5))
     assert torch.equal(a, b) and model.training
 
 
-def test_batch_and_shapes():
-    model = tiny_model()
+def test_batch_and_shapes(tiny_gpt):
+    model = tiny_gpt()
     batch = torch.stack([PROMPT, PROMPT.flip(0)])  # (2, 5)
     out = generate(model, batch, 4, temperature=0)
     assert out.shape == (2, 9) and torch.equal(out[0], greedy(model, n=4))
@@ -170,16 +231,16 @@ def test_batch_and_shapes():
     assert generate(model, [3, 4], 2, temperature=0).shape == (4,)
 
 
-def test_long_prompts_are_cropped_to_the_context():
-    model = tiny_model()
+def test_long_prompts_are_cropped_to_the_context(tiny_gpt):
+    model = tiny_gpt()
     long = torch.arange(20) % 50  # longer than context_length = 8
     out = greedy(model, long, 3)
     assert out[:20].tolist() == long.tolist() and out.shape == (23,)
     torch.testing.assert_close(out[20:], greedy(model, long[-8:], 3)[8:])
 
 
-def test_continuation_log_probs_match_the_model():
-    model = tiny_model().eval()
+def test_continuation_log_probs_match_the_model(tiny_gpt):
+    model = tiny_gpt().eval()
     prompt, cont = PROMPT, torch.tensor([7, 8, 9])
     lp = continuation_log_probs(model, prompt, cont)
     full = torch.cat([prompt, cont])
@@ -249,20 +310,20 @@ def test_sampling_frequencies_follow_the_distribution():
         (dict(temperature="hot"), TypeError, "temperature must be a number"),
         (dict(top_k=0), ValueError, "top_k must be at least 1"),
         (dict(top_k=2.5), TypeError, "top_k must be an int"),
-        (dict(top_p=0.0), ValueError, r"top_p must lie in \(0, 1\]"),
-        (dict(top_p=1.5), ValueError, r"top_p must lie in \(0, 1\]"),
+        (dict(top_p=0.0), ValueError, r"top_p must be a finite number in \(0, 1\]"),
+        (dict(top_p=1.5), ValueError, r"top_p must be a finite number in \(0, 1\]"),
         (dict(max_new_tokens=-1), ValueError, "max_new_tokens must be at least 0"),
     ],
 )
-def test_bad_knobs_raise_clearly(kwargs, error, match):
-    model = tiny_model()
+def test_bad_knobs_raise_clearly(tiny_gpt, kwargs, error, match):
+    model = tiny_gpt()
     kwargs.setdefault("max_new_tokens", 3)
     with pytest.raises(error, match=match):
         generate(model, PROMPT, **kwargs)
 
 
-def test_bad_prompts_raise_clearly():
-    model = tiny_model()
+def test_bad_prompts_raise_clearly(tiny_gpt):
+    model = tiny_gpt()
     with pytest.raises(ValueError, match="empty prompt"):
         generate(model, torch.tensor([], dtype=torch.long), 3)
     with pytest.raises(ValueError, match="empty prompt"):
@@ -290,6 +351,8 @@ def test_generation_exercises():
     assert check_top_p_count(2) and not check_top_p_count(3)
     assert not check_top_p_count(...).answered
     assert check_temperature_probability(torch.softmax(torch.tensor([4.0, 2.0, 0.0]), 0)[0])
-    assert not check_temperature_probability(torch.softmax(torch.tensor([2.0, 1.0, 0.0]), 0)[0].item())
+    assert not check_temperature_probability(
+        torch.softmax(torch.tensor([2.0, 1.0, 0.0]), 0)[0].item()
+    )
     assert check_sequence_log_prob(math.log(0.01)) and not check_sequence_log_prob(0.01)
     assert check_beam_candidates(4 * 3771) and not check_beam_candidates(4)

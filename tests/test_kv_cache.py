@@ -10,9 +10,7 @@ from transformer_course.attention import MultiHeadAttention
 from transformer_course.encoder_decoder import EncoderDecoder, EncoderDecoderConfig
 from transformer_course.generate import _NextLogits, beam_search, generate
 from transformer_course.kv_cache import KVCache, cache_bytes, new_cache
-from transformer_course.model import GPT, GPTConfig
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
+from transformer_course.model import GPT
 
 CONFIGS = {
     "sinusoidal": dict(),
@@ -24,18 +22,11 @@ CONFIGS = {
 }
 
 
-def model_for(name: str, seed: int = 0, context_length: int = 12) -> GPT:
-    torch.manual_seed(seed)
-    config = GPTConfig(
-        vocab_size=40,
-        context_length=context_length,
-        d_model=32,
-        n_heads=4,
-        n_layers=2,
-        dropout=0.1,  # dropout must be off while decoding: generate switches to eval mode
-        **CONFIGS[name],
+def model_for(tiny_gpt, name: str, seed: int = 0, context_length: int = 12) -> GPT:
+    # dropout must be off while decoding: generate switches to eval mode
+    model = tiny_gpt(
+        seed, vocab_size=40, context_length=context_length, d_model=32, dropout=0.1, **CONFIGS[name]
     )
-    model = GPT(config)
     with torch.no_grad():  # larger weights than the init's 0.02, so positions and heads matter
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.3)
@@ -43,8 +34,8 @@ def model_for(name: str, seed: int = 0, context_length: int = 12) -> GPT:
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_token_by_token_with_cache_equals_one_full_pass(name):
-    model = model_for(name).eval()
+def test_token_by_token_with_cache_equals_one_full_pass(tiny_gpt, name):
+    model = model_for(tiny_gpt, name).eval()
     idx = torch.randint(0, 40, (3, 12), generator=torch.Generator().manual_seed(1))  # (B, T)
     with torch.no_grad():
         full, _ = model(idx)  # (B, T, V)
@@ -57,8 +48,8 @@ def test_token_by_token_with_cache_equals_one_full_pass(name):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_gqa_cache_holds_only_the_kv_heads(name):
-    model = model_for(name).eval()
+def test_gqa_cache_holds_only_the_kv_heads(tiny_gpt, name):
+    model = model_for(tiny_gpt, name).eval()
     cache = model.new_cache()
     with torch.no_grad():
         model(torch.zeros(2, 7, dtype=torch.long), cache=cache)
@@ -69,8 +60,8 @@ def test_gqa_cache_holds_only_the_kv_heads(name):
 
 @pytest.mark.parametrize("name", CONFIGS)
 @pytest.mark.parametrize("prompt_length", [3, 12])  # 12 = the window is already full
-def test_step_logits_agree_within_and_past_the_context_window(name, prompt_length):
-    model = model_for(name).eval()
+def test_step_logits_agree_within_and_past_the_context_window(tiny_gpt, name, prompt_length):
+    model = model_for(tiny_gpt, name).eval()
     idx = torch.randint(0, 40, (2, 20), generator=torch.Generator().manual_seed(2))  # (B, 20)
     cached, plain = _NextLogits(model, use_cache=True), _NextLogits(model, use_cache=False)
     with torch.no_grad():
@@ -82,8 +73,8 @@ def test_step_logits_agree_within_and_past_the_context_window(name, prompt_lengt
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_generate_greedy_sampled_and_beam_same_tokens_with_and_without_cache(name):
-    model = model_for(name)
+def test_generate_greedy_sampled_and_beam_same_tokens_with_and_without_cache(tiny_gpt, name):
+    model = model_for(tiny_gpt, name)
     prompt = torch.randint(0, 40, (2, 4), generator=torch.Generator().manual_seed(3))  # (B, 4)
     greedy = generate(model, prompt, 16, temperature=0)  # runs past the 12-token window
     torch.testing.assert_close(greedy, generate(model, prompt, 16, temperature=0, use_cache=False))
@@ -98,8 +89,8 @@ def test_generate_greedy_sampled_and_beam_same_tokens_with_and_without_cache(nam
     assert model.training  # the mode is restored
 
 
-def test_cache_is_really_used_one_token_per_step():
-    model = model_for("llama").eval()
+def test_cache_is_really_used_one_token_per_step(tiny_gpt):
+    model = model_for(tiny_gpt, "llama").eval()
     seen = []
     model.blocks[0].attn.k_proj.register_forward_hook(lambda m, i, o: seen.append(i[0].shape[1]))
     generate(model, [1, 2, 3], 5, temperature=0)
@@ -109,11 +100,11 @@ def test_cache_is_really_used_one_token_per_step():
     assert seen == [3, 4, 5, 6, 7]
 
 
-def test_models_without_a_cache_still_generate():
+def test_models_without_a_cache_still_generate(tiny_gpt):
     class NoCache(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.inner = model_for("sinusoidal")
+            self.inner = model_for(tiny_gpt, "sinusoidal")
             self.config = self.inner.config
 
         def forward(self, idx):
@@ -124,8 +115,8 @@ def test_models_without_a_cache_still_generate():
     torch.testing.assert_close(out, generate(model.inner, [1, 2], 4, temperature=0))
 
 
-def test_cache_misuse_has_clear_errors():
-    model = model_for("sinusoidal").eval()
+def test_cache_misuse_has_clear_errors(tiny_gpt):
+    model = model_for(tiny_gpt, "sinusoidal").eval()
     cache = model.new_cache()
     with pytest.raises(ValueError, match="start_pos"):
         model(torch.zeros(1, 2, dtype=torch.long), cache=cache, start_pos=3)
@@ -201,10 +192,10 @@ def test_encoder_decoder_cross_keys_are_computed_once():
     assert len(calls) == 1
 
 
-def test_crop_and_decode_step_times():
+def test_crop_and_decode_step_times(tiny_gpt):
     from transformer_course.kv_cache import decode_step_times
 
-    model = model_for("llama", context_length=32)
+    model = model_for(tiny_gpt, "llama", context_length=32)
     cache = model.new_cache()
     with torch.no_grad():
         model(torch.zeros(1, 6, dtype=torch.long), cache=cache)

@@ -11,14 +11,6 @@ from torch import nn
 
 from transformer_course.model import GPT, Block, GPTConfig, parameter_counts
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def tiny(**overrides) -> GPTConfig:
-    settings = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.0)
-    settings.update(overrides)
-    return GPTConfig(**settings)
-
 
 def test_defaults_are_the_seeds_hyperparameters():
     config = GPTConfig(vocab_size=100_070)
@@ -32,9 +24,8 @@ def test_defaults_are_the_seeds_hyperparameters():
     assert config.hidden_size == 256 and config.head_size == 16
 
 
-def test_forward_shapes():
-    torch.manual_seed(0)
-    model = GPT(tiny())
+def test_forward_shapes(tiny_gpt):
+    model = tiny_gpt()
     idx = torch.randint(0, 50, (3, 8))  # (B, T)
     logits, loss = model(idx)
     assert logits.shape == (3, 8, 50) and loss is None
@@ -52,9 +43,8 @@ def test_initial_loss_is_ln_vocab(vocab_size):
     assert abs(loss.item() - math.log(vocab_size)) < 0.1
 
 
-def test_loss_is_mean_cross_entropy():
-    torch.manual_seed(0)
-    model = GPT(tiny()).eval()
+def test_loss_is_mean_cross_entropy(tiny_gpt):
+    model = tiny_gpt().eval()
     idx, targets = torch.randint(0, 50, (2, 8)), torch.randint(0, 50, (2, 8))
     logits, loss = model(idx, targets)
     log_probs = logits.log_softmax(-1)  # (B, T, V)
@@ -62,9 +52,8 @@ def test_loss_is_mean_cross_entropy():
     torch.testing.assert_close(loss, by_hand)
 
 
-def test_overfits_one_batch():
-    torch.manual_seed(0)
-    model = GPT(tiny(n_layers=2, d_model=32))
+def test_overfits_one_batch(tiny_gpt):
+    model = tiny_gpt(n_layers=2, d_model=32)
     idx = torch.randint(0, 50, (2, 8))
     targets = torch.randint(0, 50, (2, 8))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
@@ -77,10 +66,9 @@ def test_overfits_one_batch():
 
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned", "rope", "none"])
-def test_causal(positional):
+def test_causal(tiny_gpt, positional):
     """Changing token t changes no prediction before t."""
-    torch.manual_seed(0)
-    model = GPT(tiny(positional=positional)).eval()
+    model = tiny_gpt(positional=positional).eval()
     idx = torch.randint(0, 50, (1, 8))
     changed = idx.clone()
     changed[0, 5] = (changed[0, 5] + 1) % 50
@@ -90,10 +78,9 @@ def test_causal(positional):
     assert not torch.allclose(before[:, 5:], after[:, 5:])
 
 
-def test_positions_matter():
+def test_positions_matter(tiny_gpt):
     """Without positions attention is order-blind; with them the last prediction depends on order."""
-    torch.manual_seed(0)
-    model = GPT(tiny()).eval()
+    model = tiny_gpt().eval()
     idx = torch.tensor([[1, 2, 3, 4]])
     swapped = torch.tensor([[2, 1, 3, 4]])
     assert not torch.allclose(model(idx)[0][:, -1], model(swapped)[0][:, -1])
@@ -114,8 +101,8 @@ COMBINATIONS = list(
 
 
 @pytest.mark.parametrize("values", COMBINATIONS, ids=lambda v: "-".join(map(str, v)))
-def test_every_switch_combination_runs(values):
-    config = tiny(**dict(zip(KEYS, values)), n_layers=1, context_length=4, vocab_size=20)
+def test_every_switch_combination_runs(tiny_gpt, values):
+    config = tiny_gpt.config(**dict(zip(KEYS, values)), n_layers=1, context_length=4, vocab_size=20)
     torch.manual_seed(0)
     model = GPT(config)
     idx = torch.randint(0, 20, (2, 4))
@@ -126,11 +113,11 @@ def test_every_switch_combination_runs(values):
     assert sum(parameter_counts(model).values()) == model.num_parameters()
 
 
-def test_switches_change_the_modules():
+def test_switches_change_the_modules(tiny_gpt):
     from transformer_course.feedforward import SwiGLU
     from transformer_course.norm import RMSNorm
 
-    model = GPT(tiny(positional="rope", norm="rmsnorm", feedforward="swiglu", n_kv_heads=1))
+    model = tiny_gpt(positional="rope", norm="rmsnorm", feedforward="swiglu", n_kv_heads=1)
     block = model.blocks[0]
     assert isinstance(block.norm1, RMSNorm) and isinstance(block.ffn, SwiGLU)
     assert block.attn.rope and block.attn.n_kv_heads == 1
@@ -139,39 +126,39 @@ def test_switches_change_the_modules():
         model.named_buffers()
     )
     assert block.ffn.gate.out_features == math.ceil(8 * 16 / 3)
-    assert isinstance(GPT(tiny(norm_placement="post")).final_norm, nn.Identity)
+    assert isinstance(tiny_gpt(norm_placement="post").final_norm, nn.Identity)
 
 
-def test_no_positions_only_the_causal_mask_tells_order():
+def test_no_positions_only_the_causal_mask_tells_order(tiny_gpt):
     """positional="none" adds nothing to the embeddings. One layer then cannot tell a swap of two
     earlier tokens at the last position (it attends to the same set of keys); from the second
     layer on it can, because the causal mask made the first layer's outputs order-dependent."""
     torch.manual_seed(0)
     idx, swapped = torch.tensor([[1, 2, 3, 4]]), torch.tensor([[2, 1, 3, 4]])
-    one_layer = GPT(tiny(positional="none", n_layers=1)).eval()
+    one_layer = tiny_gpt(positional="none", n_layers=1).eval()
     torch.testing.assert_close(one_layer.embed(idx), one_layer.token_embedding(idx))
     torch.testing.assert_close(one_layer(idx)[0][:, -1], one_layer(swapped)[0][:, -1])
-    two_layers = GPT(tiny(positional="none", n_layers=2)).eval()
+    two_layers = tiny_gpt(positional="none", n_layers=2).eval()
     assert not torch.allclose(two_layers(idx)[0][:, -1], two_layers(swapped)[0][:, -1])
 
 
-def test_learned_positions_are_parameters():
-    model = GPT(tiny(positional="learned"))
+def test_learned_positions_are_parameters(tiny_gpt):
+    model = tiny_gpt(positional="learned")
     assert model.position_embedding.weight.shape == (8, 16)
     assert parameter_counts(model)["position embedding"] == 8 * 16
 
 
-def test_sinusoidal_table_is_a_non_persistent_buffer():
+def test_sinusoidal_table_is_a_non_persistent_buffer(tiny_gpt):
     from transformer_course.positional import sinusoidal_encoding
 
-    model = GPT(tiny())
+    model = tiny_gpt()
     torch.testing.assert_close(model.positional_table, sinusoidal_encoding(8, 16))
     assert "positional_table" not in model.state_dict()
     assert all(name != "positional_table" for name, _ in model.named_parameters())
 
 
-def test_weight_tying_shares_the_tensor_and_saves_parameters():
-    tied, untied = GPT(tiny(tie_weights=True)), GPT(tiny(tie_weights=False))
+def test_weight_tying_shares_the_tensor_and_saves_parameters(tiny_gpt):
+    tied, untied = tiny_gpt(tie_weights=True), tiny_gpt(tie_weights=False)
     assert tied.lm_head.weight is tied.token_embedding.weight
     assert untied.lm_head.weight is not untied.token_embedding.weight
     assert untied.num_parameters() - tied.num_parameters() == 50 * 16
@@ -186,19 +173,17 @@ def test_weight_tying_shares_the_tensor_and_saves_parameters():
     assert not torch.equal(before, tied.token_embedding.weight)
 
 
-def test_state_dict_round_trip_keeps_tying():
-    torch.manual_seed(0)
-    a = GPT(tiny())
-    torch.manual_seed(1)
-    b = GPT(tiny())
+def test_state_dict_round_trip_keeps_tying(tiny_gpt):
+    a = tiny_gpt()
+    b = tiny_gpt(seed=1)
     b.load_state_dict(a.state_dict())
     assert b.lm_head.weight is b.token_embedding.weight
     idx = torch.randint(0, 50, (2, 8))
     torch.testing.assert_close(a.eval()(idx)[0], b.eval()(idx)[0])
 
 
-def test_dropout_only_in_training_and_seeded():
-    model = GPT(tiny(dropout=0.5))
+def test_dropout_only_in_training_and_seeded(tiny_gpt):
+    model = tiny_gpt(dropout=0.5)
     idx = torch.randint(0, 50, (2, 8))
     model.eval()
     torch.testing.assert_close(model(idx)[0], model(idx)[0])
@@ -210,18 +195,15 @@ def test_dropout_only_in_training_and_seeded():
     torch.testing.assert_close(model(idx)[0], first)
 
 
-def test_same_seed_same_model():
-    torch.manual_seed(7)
-    a = GPT(tiny())
-    torch.manual_seed(7)
-    b = GPT(tiny())
+def test_same_seed_same_model(tiny_gpt):
+    a = tiny_gpt(seed=7)
+    b = tiny_gpt(seed=7)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
 @pytest.mark.parametrize("placement", ["pre", "post"])
-def test_attention_maps(placement):
-    torch.manual_seed(0)
-    model = GPT(tiny(n_layers=3, dropout=0.2, norm_placement=placement))
+def test_attention_maps(tiny_gpt, placement):
+    model = tiny_gpt(n_layers=3, dropout=0.2, norm_placement=placement)
     model.train()
     idx = torch.randint(0, 50, (2, 6))
     maps = model.attention_maps(idx)  # (L, B, H, T, T)
@@ -237,8 +219,8 @@ def test_attention_maps(placement):
     torch.testing.assert_close(fused, by_hand, rtol=1e-4, atol=1e-5)
 
 
-def test_block_keeps_the_shape():
-    block = Block(tiny())
+def test_block_keeps_the_shape(tiny_gpt):
+    block = Block(tiny_gpt.config())
     x = torch.randn(2, 8, 16)  # (B, T, C)
     assert block(x).shape == x.shape
     out, weights = block(x, return_attention=True)
@@ -276,13 +258,13 @@ def test_parameter_counts_of_the_course_model():
         (dict(tie_weights="yes"), TypeError, "tie_weights must be True or False"),
     ],
 )
-def test_bad_config_raises_clearly(overrides, error, match):
+def test_bad_config_raises_clearly(tiny_gpt, overrides, error, match):
     with pytest.raises(error, match=match):
-        tiny(**overrides)
+        tiny_gpt.config(**overrides)
 
 
-def test_bad_inputs_raise_clearly():
-    model = GPT(tiny())
+def test_bad_inputs_raise_clearly(tiny_gpt):
+    model = tiny_gpt()
     with pytest.raises(ValueError, match="T=9 tokens but the model's context_length is 8"):
         model(torch.zeros(1, 9, dtype=torch.long))
     with pytest.raises(ValueError, match=r"ids in \[0, 50\] but the model's vocab_size is 50"):
@@ -303,8 +285,8 @@ def test_bad_inputs_raise_clearly():
         GPT({"vocab_size": 50})
 
 
-def test_int32_ids_are_accepted():
-    model = GPT(tiny()).eval()
+def test_int32_ids_are_accepted(tiny_gpt):
+    model = tiny_gpt().eval()
     idx = torch.randint(0, 50, (2, 8))
     torch.testing.assert_close(model(idx.int())[0], model(idx)[0])
 
@@ -343,6 +325,9 @@ def test_logits_exercises():
     assert check_logits_shape(torch.Size([4, 16, 100_070]))
     assert check_uniform_loss(math.log(3771)) and not check_uniform_loss(math.log10(3771))
     assert check_cross_entropy(-math.log(0.25)) and not check_cross_entropy(0.25)
-    tied, untied = GPT(GPTConfig(vocab_size=100_070)), GPT(GPTConfig(vocab_size=100_070, tie_weights=False))
+    tied, untied = (
+        GPT(GPTConfig(vocab_size=100_070)),
+        GPT(GPTConfig(vocab_size=100_070, tie_weights=False)),
+    )
     assert check_tying_saving(untied.num_parameters() - tied.num_parameters())
     assert not check_tying_saving(...).answered

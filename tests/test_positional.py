@@ -39,7 +39,9 @@ def test_sinusoidal_matches_closed_form(context_length, d_model, base):
 def test_sinusoidal_seed_values():
     # Seed 000 prints row 1 of the 16x64 table as 0.841471 0.540302 0.681561 0.731761 ...
     row1 = sinusoidal_encoding(16, 64)[1, :4]
-    torch.testing.assert_close(row1, torch.tensor([0.841471, 0.540302, 0.681561, 0.731761]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        row1, torch.tensor([0.841471, 0.540302, 0.681561, 0.731761]), atol=1e-6, rtol=0
+    )
 
 
 def test_sinusoidal_row_zero_alternates_zero_one():
@@ -53,7 +55,11 @@ def test_sinusoidal_row_zero_alternates_zero_one():
     [
         ({"context_length": 4, "d_model": 7}, ValueError, "d_model must be even"),
         ({"context_length": 0, "d_model": 8}, ValueError, "context_length must be at least 1"),
-        ({"context_length": 4, "d_model": 8, "base": 1.0}, ValueError, "base must be a finite number greater than 1"),
+        (
+            {"context_length": 4, "d_model": 8, "base": 1.0},
+            ValueError,
+            "base must be a finite number greater than 1",
+        ),
         ({"context_length": 4.0, "d_model": 8}, TypeError, "context_length must be an int"),
     ],
 )
@@ -68,8 +74,12 @@ def test_sinusoidal_bad_arguments(kwargs, error, match):
 def rope_complex(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
     """Independent reference: view each pair as a complex number and multiply by e^{i·θ}."""
     d = x.shape[-1]
-    z = torch.view_as_complex(x.double().reshape(*x.shape[:-1], d // 2, 2).contiguous())  # (..., T, D/2)
-    freqs = torch.tensor([base ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)  # (D/2,)
+    z = torch.view_as_complex(
+        x.double().reshape(*x.shape[:-1], d // 2, 2).contiguous()
+    )  # (..., T, D/2)
+    freqs = torch.tensor(
+        [base ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64
+    )  # (D/2,)
     theta = positions.double()[:, None] * freqs  # (T, D/2)
     rotated = z * torch.polar(torch.ones_like(theta), theta)  # (..., T, D/2)
     return torch.view_as_real(rotated).reshape(x.shape).to(x.dtype)
@@ -126,7 +136,13 @@ def test_rope_needs_a_tensor_with_time_axis():
     lead=st.lists(st.integers(1, 3), max_size=2),
 )
 def test_rope_preserves_norm(seed, half_d, seq_len, lead):
-    x = torch.randn(*lead, seq_len, 2 * half_d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    x = torch.randn(
+        *lead,
+        seq_len,
+        2 * half_d,
+        generator=torch.Generator().manual_seed(seed),
+        dtype=torch.float64,
+    )
     y = apply_rope(x)  # (..., T, D)
     torch.testing.assert_close(y.norm(dim=-1), x.norm(dim=-1))
     # every pair keeps its own length too: RoPE rotates within each 2-D plane

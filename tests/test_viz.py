@@ -73,11 +73,17 @@ def test_scatter_labels_do_not_overlap():
     renderer = fig.canvas.get_renderer()
     boxes = [Text.get_window_extent(t, renderer) for t in fig.axes[0].texts]
     overlapping = [
-        (labels[i], labels[j]) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])
+        (labels[i], labels[j])
+        for i in range(len(boxes))
+        for j in range(i)
+        if boxes[i].overlaps(boxes[j])
     ]
     assert not overlapping
     frame = fig.axes[0].get_window_extent(renderer)
-    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    assert all(
+        frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1
+        for b in boxes
+    )
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["near", "far"]
 
 
@@ -88,23 +94,32 @@ def test_scatter_rejects_mismatched_labels():
         viz.scatter_labelled(np.zeros((3, 3)), ["a", "b", "c"])
 
 
-@pytest.mark.parametrize(("shape", "cell_size"), [((3, 16, 64), 3.2), ((4, 16, 16), 2.6), ((2, 128, 128), 3.0)])
+@pytest.mark.parametrize(
+    ("shape", "cell_size"), [((3, 16, 64), 3.2), ((4, 16, 16), 2.6), ((2, 128, 128), 3.0)]
+)
 def test_tick_labels_never_touch(shape, cell_size):
-    fig = viz.show_heatmaps(torch.randn(*shape, generator=torch.Generator().manual_seed(0)), cell_size=cell_size)
+    fig = viz.show_heatmaps(
+        torch.randn(*shape, generator=torch.Generator().manual_seed(0)), cell_size=cell_size
+    )
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()
     for ax in fig.axes[: shape[0]]:
         for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
             boxes = [label.get_window_extent(renderer) for label in labels if label.get_text()]
             assert len(boxes) >= 2
-            assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in labels]
+            assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [
+                t.get_text() for t in labels
+            ]
         steps = np.diff(ax.get_xticks())
         assert set(steps) <= {1, 2, 4, 5, 8, 10, 20, 25, 40, 50}, steps  # round steps only
 
 
 def test_distributions_overlay_one_density_per_sample():
     generator = torch.Generator().manual_seed(0)
-    wide, narrow = 16 * torch.randn(4000, generator=generator), torch.randn(4000, generator=generator)
+    wide, narrow = (
+        16 * torch.randn(4000, generator=generator),
+        torch.randn(4000, generator=generator),
+    )
     fig = viz.plot_distributions({"wide": wide, "narrow": narrow}, xlabel="score")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["wide", "narrow"]

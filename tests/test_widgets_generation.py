@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from transformer_course.generate import beam_search, generate
-from transformer_course.model import GPT, GPTConfig
 from transformer_course.vocabulary import CompactVocabulary
 from transformer_course.widgets.generation import (
     METHODS,
@@ -22,17 +21,12 @@ from transformer_course.widgets.generation import (
     streaming_html,
 )
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
 
 @pytest.fixture(scope="module")
-def setup(cl100k):
+def setup(cl100k, tiny_gpt):
     text = "the cat sat on the mat. the dog sat on the log. a cat and a dog."
     vocabulary = CompactVocabulary.from_ids(cl100k.encode(text))
-    torch.manual_seed(0)
-    model = GPT(
-        GPTConfig(vocab_size=vocabulary.size, context_length=8, d_model=16, n_heads=2, n_layers=2)
-    )
+    model = tiny_gpt(vocab_size=vocabulary.size, n_heads=2, dropout=0.1)
     encode, decode = make_codec(cl100k, vocabulary)
     return model, encode, decode, vocabulary
 
@@ -185,15 +179,12 @@ def test_widget_streams_whole_characters(cl100k, setup):
     assert "title='p = " in frames[-1]
 
 
-def test_widget_streaming_with_chinese_bytes(cl100k):
+def test_widget_streaming_with_chinese_bytes(cl100k, tiny_gpt):
     pytest.importorskip("ipywidgets")
     text = "销售是一门艺术 🤝"
     ids = cl100k.encode(text)
     vocabulary = CompactVocabulary.from_ids(ids)
-    torch.manual_seed(0)
-    model = GPT(
-        GPTConfig(vocab_size=vocabulary.size, context_length=8, d_model=16, n_heads=2, n_layers=1)
-    )
+    model = tiny_gpt(vocab_size=vocabulary.size, n_heads=2, n_layers=1, dropout=0.1)
     encode, decode = make_codec(cl100k, vocabulary)
     frames = []
     box = generation_widget(

@@ -38,25 +38,35 @@ def test_odd_d_model_suggests_the_next_even():
     assert "Try 64" in pv.positional_view(16, 63)
 
 
-@pytest.mark.parametrize(("context_length", "d_model", "base", "dimension"), [(16, 64, 10000.0, 0), (50, 512, 10000.0, 511), (1, 2, 2.0, 1), (33, 10, 100.0, 7)])
+@pytest.mark.parametrize(
+    ("context_length", "d_model", "base", "dimension"),
+    [(16, 64, 10000.0, 0), (50, 512, 10000.0, 511), (1, 2, 2.0, 1), (33, 10, 100.0, 7)],
+)
 def test_view_draws_the_closed_form(context_length, d_model, base, dimension):
     fig = pv.positional_view(context_length, d_model, base, dimension)
     assert isinstance(fig, Figure)
     heatmap_ax, wave_ax = fig.axes[0], fig.axes[1]
     image = heatmap_ax.collections[0].get_array().reshape(context_length, d_model)  # seaborn's mesh
-    expected = np.array([[closed_form(p, c, d_model, base) for c in range(d_model)] for p in range(context_length)])
+    expected = np.array(
+        [[closed_form(p, c, d_model, base) for c in range(d_model)] for p in range(context_length)]
+    )
     np.testing.assert_allclose(np.asarray(image), expected, atol=1e-6)
     dots = wave_ax.lines[1].get_ydata()
     np.testing.assert_allclose(dots, expected[:, dimension], atol=1e-6)
     assert f"dimension {dimension}" in wave_ax.get_title()
 
 
-@pytest.mark.parametrize(("dimension", "d_model", "base"), [(0, 64, 10000.0), (10, 64, 10000.0), (63, 64, 10000.0), (5, 8, 100.0)])
+@pytest.mark.parametrize(
+    ("dimension", "d_model", "base"),
+    [(0, 64, 10000.0), (10, 64, 10000.0), (63, 64, 10000.0), (5, 8, 100.0)],
+)
 def test_wavelength_is_the_period(dimension, d_model, base):
     lam = pv.wavelength(dimension, d_model, base)
     torch_free = [closed_form(p, dimension, d_model, base) for p in (0.0, 1.3, 7.0)]
     shifted = [
-        (math.sin if dimension % 2 == 0 else math.cos)((p + lam) / base ** (2 * (dimension // 2) / d_model))
+        (math.sin if dimension % 2 == 0 else math.cos)(
+            (p + lam) / base ** (2 * (dimension // 2) / d_model)
+        )
         for p in (0.0, 1.3, 7.0)
     ]
     np.testing.assert_allclose(shifted, torch_free, atol=1e-6)

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks as check
 from .kv_cache import KVCache
 from .positional import apply_rope
 
@@ -36,21 +37,8 @@ __all__ = [
 ]
 
 
-def _check_positive_int(name: str, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-
-
 def _check_tensor(name: str, value: object, min_dim: int) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    if value.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {tuple(value.shape)}")
-    if not value.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {value.dtype}")
-    return value
+    return check.tensor(name, value, min_dim, floating=True)
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
@@ -58,7 +46,7 @@ def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tenso
 
     The lower triangle (diagonal included) is True; the upper triangle — the future — is False.
     """
-    _check_positive_int("T", T)
+    check.integer("T", T)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
 
 
@@ -73,12 +61,14 @@ def padding_mask(valid: torch.Tensor) -> torch.Tensor:
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """(B, T, C) -> (B, H, T, D) with D = C // H (04_qkv): head h gets columns h·D … (h+1)·D − 1."""
-    _check_positive_int("n_heads", n_heads)
+    check.integer("n_heads", n_heads)
     _check_tensor("x", x, 3)
     B, T, C = x.shape
     if C % n_heads:
         raise ValueError(f"the last dimension ({C}) must be divisible by n_heads ({n_heads})")
-    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
+    return x.view(B, T, n_heads, C // n_heads).transpose(
+        1, 2
+    )  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -143,9 +133,13 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Size:
     _check_tensor("k", k, 2)
     _check_tensor("v", v, 2)
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension D, got q {tuple(q.shape)} and k {tuple(k.shape)}")
+        raise ValueError(
+            f"q and k must have the same last dimension D, got q {tuple(q.shape)} and k {tuple(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"k and v must have the same number of keys Tk, got k {tuple(k.shape)} and v {tuple(v.shape)}")
+        raise ValueError(
+            f"k and v must have the same number of keys Tk, got k {tuple(k.shape)} and v {tuple(v.shape)}"
+        )
     try:
         lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
@@ -154,16 +148,6 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Size:
             f"and v {tuple(v.shape)} do not broadcast"
         ) from None
     return torch.Size((*lead, q.shape[-2], k.shape[-2]))
-
-
-def _check_scale(scale: object) -> float | None:
-    if scale is None:
-        return None
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a number or None, got {type(scale).__name__}")
-    if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite positive number, got {scale}")
-    return float(scale)
 
 
 def scaled_dot_product_attention(
@@ -195,9 +179,10 @@ def attention_weights(
     """Only the weights softmax(Q Kᵀ · scale, masked) [..., Tq, Tk] of
     :func:`scaled_dot_product_attention` (05_scale … 07_softmax)."""
     scores_shape = _check_qkv(q, k, k)
-    scale = _check_scale(scale)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
+    else:
+        scale = check.number("scale", scale, above=0.0, hint="(None = 1/√D)")
     scores = q @ k.transpose(-2, -1) * scale  # (..., Tq, D) @ (..., D, Tk) -> (..., Tq, Tk)
     if mask is not None:
         mask = _check_mask(mask, scores_shape)
@@ -225,25 +210,27 @@ class MultiHeadAttention(nn.Module):
         rope_base: float = 10000.0,
     ) -> None:
         super().__init__()
-        _check_positive_int("d_model", d_model)
-        _check_positive_int("n_heads", n_heads)
-        if d_model % n_heads:
-            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
-        if n_kv_heads is None:
-            n_kv_heads = n_heads
-        _check_positive_int("n_kv_heads", n_kv_heads)
-        if n_kv_heads > n_heads or n_heads % n_kv_heads:
-            raise ValueError(
-                f"n_heads ({n_heads}) must be divisible by n_kv_heads ({n_kv_heads}), "
-                f"with 1 <= n_kv_heads <= n_heads"
-            )
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        check.integer("d_model", d_model)
+        check.integer("n_heads", n_heads)
+        check.divides(
+            "n_heads", n_heads, "d_model", d_model, "so every head gets d_model // n_heads features"
+        )
+        n_kv_heads = n_heads if n_kv_heads is None else check.integer("n_kv_heads", n_kv_heads)
+        check.divides(
+            "n_kv_heads",
+            n_kv_heads,
+            "n_heads",
+            n_heads,
+            "so each K/V head serves the same number of query heads",
+        )
+        check.probability("dropout", dropout)
+        check.boolean("bias", bias)
+        check.boolean("rope", rope)
         head_dim = d_model // n_heads
-        if rope and head_dim % 2:
-            raise ValueError(f"rope needs an even head size d_model // n_heads, got {head_dim}")
-        if rope and not rope_base > 1.0:
-            raise ValueError(f"rope_base must be greater than 1, got {rope_base}")
+        if rope:
+            if head_dim % 2:
+                raise ValueError(f"rope needs an even head size d_model // n_heads, got {head_dim}")
+            check.number("rope_base", rope_base, above=1.0)
         self.d_model = d_model
         self.n_heads = n_heads
         self.n_kv_heads = n_kv_heads
@@ -270,7 +257,11 @@ class MultiHeadAttention(nn.Module):
         if context is None:
             return x
         context = _check_tensor("context", context, 3)
-        if context.dim() != 3 or context.shape[-1] != self.d_model or context.shape[0] != x.shape[0]:
+        if (
+            context.dim() != 3
+            or context.shape[-1] != self.d_model
+            or context.shape[0] != x.shape[0]
+        ):
             raise ValueError(
                 f"context must have shape [B, S, {self.d_model}] with the same B as x {tuple(x.shape)}, "
                 f"got {tuple(context.shape)}"
@@ -308,51 +299,93 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         past = 0 if cache is None or reuse or context is not None else cache.length  # P
         S = cache.length if reuse else past + source.shape[1]
-        scores_shape = torch.Size((B, self.n_heads, T, S))
         if mask is not None:
-            mask = _check_mask(mask, scores_shape)
-        only_causal = False
-        if causal:
-            if T + past != S:
-                raise ValueError(f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys")
-            if T > 1 or past == 0:
-                # Query i sits at position P + i and may see keys 0 … P + i.
-                future = torch.ones(T, S, dtype=torch.bool, device=x.device).tril(diagonal=past)  # (T, S)
-                mask = future if mask is None else mask & future  # (..., T, S)
-                only_causal = mask is future and past == 0
-            # One new query after P cached keys sees every key: no mask at all.
-
-        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, T, C) -> (B, H, T, D)
+            mask = _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
+        mask, only_causal = self._with_causal(mask, causal, T, S, past, x.device)
+        q = self._rotated(self._split(self.q_proj(x), self.n_heads), past)  # (B, H, T, D)
         if reuse:
             k, v = cache.keys, cache.values  # (B, Hkv, S, D) computed once per source
         else:
-            L = source.shape[1]
-            k = self.k_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
-            v = self.v_proj(source).view(B, L, self.n_kv_heads, self.head_dim).transpose(1, 2)  # (B, L, C) -> (B, Hkv, L, D)
-            if self.rope:
-                # Rotate at the absolute positions, so cached keys keep their own angle.
-                k = apply_rope(k, torch.arange(past, past + L, device=x.device), base=self.rope_base)  # (B, Hkv, L, D)
-            if cache is not None:
-                k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
-        if self.rope:
-            q = apply_rope(q, torch.arange(past, past + T, device=x.device), base=self.rope_base)  # (B, H, T, D)
+            k, v = self._keys_values(source, past, cache)  # (B, Hkv, S, D) each
         if self.n_kv_heads != self.n_heads:
             # Query heads g·r … g·r + r − 1 share K/V head g (r = n_heads // n_kv_heads).
             repeat = self.n_heads // self.n_kv_heads
             k = k.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
             v = v.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
-        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = self._heads(q, k, v, mask, only_causal, return_weights)  # (B, H, T, D)
+        out = self.out_proj(
+            heads.transpose(1, 2).reshape(B, T, self.d_model)
+        )  # (B, H, T, D) -> (B, T, C)
+        return (out, weights) if return_weights else out
 
+    @staticmethod
+    def _with_causal(
+        mask: torch.Tensor | None, causal: bool, T: int, S: int, past: int, device: torch.device
+    ) -> tuple[torch.Tensor | None, bool]:
+        """``mask`` combined with the causal mask when ``causal``; also whether the result is
+        the plain causal mask (which the fused kernel builds itself)."""
+        if not causal:
+            return mask, False
+        if T + past != S:
+            raise ValueError(
+                f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys"
+            )
+        if T == 1 and past > 0:
+            return mask, False  # one new query after P cached keys sees every key: no mask at all
+        # Query i sits at position P + i and may see keys 0 … P + i.
+        future = torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=past)  # (T, S)
+        if mask is None:
+            return future, past == 0
+        return mask & future, False  # (..., T, S)
+
+    def _split(self, projected: torch.Tensor, n_heads: int) -> torch.Tensor:
+        """(B, L, n_heads · D) -> (B, n_heads, L, D)."""
+        B, L, _ = projected.shape
+        return projected.view(B, L, n_heads, self.head_dim).transpose(1, 2)
+
+    def _rotated(self, heads: torch.Tensor, start: int) -> torch.Tensor:
+        """With RoPE, ``heads`` [B, H, L, D] rotated at positions start … start + L − 1."""
+        if not self.rope:
+            return heads
+        positions = torch.arange(start, start + heads.shape[2], device=heads.device)  # (L,)
+        return apply_rope(heads, positions, base=self.rope_base)  # (B, H, L, D)
+
+    def _keys_values(
+        self, source: torch.Tensor, past: int, cache: KVCache | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values of ``source`` [B, L, C] at positions past … past + L − 1, appended to
+        ``cache`` when there is one: [B, Hkv, S, D] each."""
+        # (B, L, C) -> (B, Hkv, L, D); keys rotated at their absolute positions, so cached
+        # keys keep their own angle.
+        k = self._rotated(self._split(self.k_proj(source), self.n_kv_heads), past)
+        v = self._split(self.v_proj(source), self.n_kv_heads)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
+        return k, v
+
+    def _heads(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        mask: torch.Tensor | None,
+        only_causal: bool,
+        return_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Every head's output [B, H, T, D] (and, by hand, the weights [B, H, T, S] before dropout)."""
+        dropout_p = self.dropout if self.training else 0.0
         if return_weights:
             weights = attention_weights(q, k, mask=mask)  # (B, H, T, S)
             dropped = F.dropout(weights, p=dropout_p, training=dropout_p > 0)  # (B, H, T, S)
-            heads = dropped @ v  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
-        elif only_causal:
-            heads = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)  # (B, H, T, D)
-        else:
-            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)  # (B, H, T, D)
-            if mask is not None:
-                # Older PyTorch kernels return NaN for a query with no key to look at; ours gives 0.
-                heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
-        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, self.d_model))  # (B, H, T, D) -> (B, T, C)
-        return (out, weights) if return_weights else out
+            return dropped @ v, weights  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
+        if only_causal:
+            return F.scaled_dot_product_attention(
+                q, k, v, dropout_p=dropout_p, is_causal=True
+            ), None  # (B, H, T, D)
+        heads = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=dropout_p
+        )  # (B, H, T, D)
+        if mask is not None:
+            # Older PyTorch kernels return NaN for a query with no key to look at; ours gives 0.
+            heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
+        return heads, None

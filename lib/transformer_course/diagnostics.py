@@ -18,6 +18,7 @@ The questions a learner asks while a model trains, answered with numbers:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import statistics
@@ -29,6 +30,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from . import _checks
 
 __all__ = [
     "InitialLossCheck",
@@ -55,9 +58,7 @@ def _check_loss(name: str, loss: object) -> float:
                 f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
             )
         loss = float(loss.detach().float().item())
-    if isinstance(loss, bool) or not isinstance(loss, (int, float)):
-        raise TypeError(f"{name} must be a number (a loss in nats), got {type(loss).__name__}")
-    return float(loss)
+    return _checks.number(name, loss, hint="(a loss in nats)", finite=False)
 
 
 def perplexity(loss: float | torch.Tensor) -> float:
@@ -156,8 +157,7 @@ class InitialLossCheck:
                 head += f", which predicts ln V + σ²/2 = {self.predicted:.2f}"
         return f"{head}: {self.meaning}"
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
 
 
 def check_initial_loss(
@@ -176,16 +176,11 @@ def check_initial_loss(
     above it.
     """
     value = _check_loss("loss", loss)
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
-    if vocab_size < 2:
-        raise ValueError(f"vocab_size must be at least 2, got {vocab_size}")
-    if not (isinstance(tolerance, (int, float)) and tolerance > 0):
-        raise ValueError(f"tolerance must be a positive number of nats, got {tolerance!r}")
+    _checks.integer("vocab_size", vocab_size, 2)
+    _checks.number("tolerance", tolerance, above=0.0, hint="(in nats)")
     std = None
     if logits is not None:
-        if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
-            raise TypeError("logits must be a floating-point torch.Tensor [..., V]")
+        _checks.tensor("logits", logits, 1, floating=True, shape="[..., V]")
         if logits.shape[-1] != vocab_size:
             raise ValueError(
                 f"logits score {logits.shape[-1]} classes but vocab_size is {vocab_size}; pass the "
@@ -223,16 +218,11 @@ def repetition_rate(ids: Sequence[int] | torch.Tensor, n: int = 2) -> float:
     (11_training). 0 for text that never repeats itself; close to 1 for ``the the the …``.
     ``ids`` is a 1-D sequence of token ids; fewer than n + 1 tokens give 0."""
     values = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+    _checks.integer("n", n)
     grams = [tuple(values[i : i + n]) for i in range(len(values) - n + 1)]
     if len(grams) < 2:
         return 0.0
-    seen: set[tuple[int, ...]] = set()
-    repeats = 0
-    for gram in grams:
-        repeats += gram in seen
-        seen.add(gram)
+    repeats = len(grams) - len(set(grams))  # every occurrence of an n-gram after its first
     return repeats / len(grams)
 
 
@@ -276,8 +266,7 @@ class SampleRecorder:
     def __post_init__(self) -> None:
         if not callable(self.sample):
             raise TypeError("sample must be a function returning (ids, text)")
-        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
-            raise ValueError(f"window must be a positive int, got {self.window!r}")
+        _checks.integer("window", self.window)
         self.thresholds = sorted((float(t) for t in self.thresholds), reverse=True)
         self._pending = list(self.thresholds)
 
@@ -322,13 +311,8 @@ class RunEstimate:
 
     def __str__(self) -> str:
         total = self.total_seconds
-        shown = (
-            f"{total:.1f} s"
-            if total < 10
-            else f"{total:.0f} s"
-            if total < 120
-            else f"{total / 60:.1f} min"
-        )
+        shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.1f} min"
+        shown = f"{total:.1f} s" if total < 10 else shown
         return (
             f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
             f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
@@ -336,8 +320,20 @@ class RunEstimate:
             f"{self.seconds_per_evaluation:.2f} s)"
         )
 
-    def __repr__(self) -> str:
-        return str(self)
+    __repr__ = __str__
+
+
+@contextlib.contextmanager
+def _global_rng_restored():
+    """Put torch's global CPU (and CUDA) random state back as it was, whatever runs inside."""
+    cpu_state = torch.get_rng_state()
+    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    try:
+        yield
+    finally:
+        torch.set_rng_state(cpu_state)
+        if cuda_states is not None:
+            torch.cuda.set_rng_state_all(cuda_states)
 
 
 def estimate_training_time(
@@ -362,8 +358,7 @@ def estimate_training_time(
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
-    if isinstance(probe_steps, bool) or not isinstance(probe_steps, int) or probe_steps < 1:
-        raise ValueError(f"probe_steps must be a positive int, got {probe_steps!r}")
+    _checks.integer("probe_steps", probe_steps)
     clone = copy.deepcopy(unwrap(model))
     stamps: list[float] = []
     probe = replace(
@@ -374,9 +369,7 @@ def estimate_training_time(
         checkpoint_interval=0,
         progress=False,
     )
-    cpu_state = torch.get_rng_state()
-    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-    try:
+    with _global_rng_restored():
         # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
         # times are the n gaps between stamps 1 … n+1.
         train(
@@ -392,10 +385,6 @@ def estimate_training_time(
             clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
         )
         eval_seconds = time.perf_counter() - started
-    finally:
-        torch.set_rng_state(cpu_state)
-        if cuda_states is not None:
-            torch.cuda.set_rng_state_all(cuda_states)
     gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
     interval = config.eval_interval
     evaluations = (config.steps // interval + (config.steps % interval > 0)) if interval else 1

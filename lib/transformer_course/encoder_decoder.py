@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks as check
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
+from .generate import beam_search_loop, decode_loop
 from .kv_cache import KVCache
 from .norm import LayerNorm
 from .positional import sinusoidal_encoding
@@ -34,26 +37,8 @@ __all__ = [
 ]
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-
-
 def _check_ids(name: str, ids: object, vocab_size: int) -> torch.Tensor:
-    if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long or ids.dim() != 2:
-        shape = tuple(ids.shape) if isinstance(ids, torch.Tensor) else type(ids).__name__
-        raise ValueError(f"{name} must be a LongTensor of token ids [B, length], got {shape}")
-    if ids.shape[1] == 0:
-        raise ValueError(
-            f"{name} must hold at least one token per row, got shape {tuple(ids.shape)}"
-        )
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(
-            f"{name} ids must lie in 0 … {vocab_size - 1}, got {int(ids.min())} … {int(ids.max())}"
-        )
-    return ids
+    return check.token_ids(name, ids, vocab_size, shape="[B, length]")
 
 
 @dataclass
@@ -78,31 +63,23 @@ class EncoderDecoderConfig:
     eos_id: int = 2
 
     def __post_init__(self) -> None:
-        _check_int("vocab_size", self.vocab_size, 2)
-        _check_int("d_model", self.d_model, 2)
-        _check_int("n_heads", self.n_heads, 1)
-        _check_int("n_encoder_layers", self.n_encoder_layers, 1)
-        _check_int("n_decoder_layers", self.n_decoder_layers, 1)
-        _check_int("max_len", self.max_len, 1)
+        for name, minimum in {
+            "vocab_size": 2,
+            "d_model": 2,
+            "n_heads": 1,
+            "n_encoder_layers": 1,
+            "n_decoder_layers": 1,
+            "max_len": 1,
+        }.items():
+            check.integer(name, getattr(self, name), minimum)
         if self.d_model % 2:
             raise ValueError(f"d_model must be even (sinusoidal positions), got {self.d_model}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads ({self.n_heads}) must divide d_model ({self.d_model})")
+        check.divides("n_heads", self.n_heads, "d_model", self.d_model)
         if self.d_ff is not None:
-            _check_int("d_ff", self.d_ff, 1)
-        if (
-            isinstance(self.dropout, bool)
-            or not isinstance(self.dropout, (int, float))
-            or not 0.0 <= self.dropout < 1.0
-        ):
-            raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
+            check.integer("d_ff", self.d_ff)
+        check.probability("dropout", self.dropout)
         for name in ("pad_id", "bos_id", "eos_id"):
-            value = getattr(self, name)
-            _check_int(name, value, 0)
-            if value >= self.vocab_size:
-                raise ValueError(
-                    f"{name} must be below vocab_size ({self.vocab_size}), got {value}"
-                )
+            check.integer(name, getattr(self, name), 0, self.vocab_size - 1)
         if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
             raise ValueError("pad_id, bos_id and eos_id must be three different ids")
 
@@ -300,11 +277,6 @@ class EncoderDecoder(nn.Module):
         (the latter is filled once per source), for ``decode(..., cache=...)`` (12_generation)."""
         return [(KVCache(), KVCache()) for _ in self.decoder]
 
-    def _reorder(self, cache: list[tuple[KVCache, KVCache]] | None, index: torch.Tensor) -> None:
-        for own, cross in cache or []:
-            own.reorder(index)
-            cross.reorder(index)
-
     def _never_special(self, logits: torch.Tensor) -> torch.Tensor:
         """An answer never contains ``<pad>`` or ``<bos>``: rule them out. logits [..., V] -> [..., V]."""
         banned = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)  # (V,)
@@ -314,7 +286,7 @@ class EncoderDecoder(nn.Module):
     def _check_steps(self, max_new_tokens: int | None, src: torch.Tensor) -> int:
         if max_new_tokens is None:
             max_new_tokens = self.config.max_len - 1
-        _check_int("max_new_tokens", max_new_tokens, 1)
+        check.integer("max_new_tokens", max_new_tokens)
         if max_new_tokens + 1 > self.config.max_len:
             raise ValueError(
                 f"max_new_tokens must be at most max_len − 1 = {self.config.max_len - 1}, got {max_new_tokens}"
@@ -327,29 +299,18 @@ class EncoderDecoder(nn.Module):
     ) -> torch.Tensor:
         """Pick the most likely next token each step. src [B, S] -> [B, 1 + n]: ``<bos>``, the answer,
         ``<eos>``, then ``<pad>`` once a row has finished. ``use_cache`` keeps the decoder's keys
-        and values (and the cross-attention's, computed once) so each step runs one token."""
+        and values (and the cross-attention's, computed once) so each step runs one token.
+        The loop is :func:`~.generate.decode_loop`, the GPT's own."""
         steps = self._check_steps(max_new_tokens, src)
-        cache = self.new_cache() if use_cache else None
-        memory = self.encode(src)  # (B, S, C)
         c = self.config
-        out = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)  # (B,)
-        for _ in range(steps):
-            if cache is None:
-                logits = self.decode(out, memory, src)[:, -1]  # (B, t, V) -> (B, V)
-            else:
-                start = out.shape[1] - 1  # the last token is the only one not yet cached
-                logits = self.decode(out[:, start:], memory, src, cache=cache, start_pos=start)[
-                    :, -1
-                ]
-            logits = self._never_special(logits)  # (B, V)
-            nxt = logits.argmax(dim=-1)  # (B,)
-            nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)  # (B,)
-            out = torch.cat([out, nxt[:, None]], dim=1)  # (B, t + 1)
-            done |= nxt == c.eos_id
-            if bool(done.all()):
-                break
-        return out
+        step = _NextAnswerLogits(self, src, self.encode(src), use_cache)
+        start = torch.full(
+            (src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device
+        )  # (B, 1)
+        choose = partial(torch.argmax, dim=-1, keepdim=True)  # (B, V) -> (B, 1)
+        return decode_loop(
+            step, start, steps, choose, eos_id=c.eos_id, pad_id=c.pad_id
+        )  # (B, 1 + n)
 
     @torch.no_grad()
     def beam_decode(
@@ -365,108 +326,74 @@ class EncoderDecoder(nn.Module):
         Returns ``(tokens [B, 1 + n], log_probs [B])`` — the best finished sequence of each row
         (``<pad>``-filled after ``<eos>``) and its total log-probability. Width 1 is greedy.
         ``use_cache`` as in :meth:`greedy_decode`; the cache follows each live beam's parent.
+        The search is :func:`~.generate.beam_search_loop`, the GPT's own.
         """
-        _check_int("beam_width", beam_width, 1)
+        check.integer("beam_width", beam_width)
         steps = self._check_steps(max_new_tokens, src)
         c = self.config
+        start = torch.tensor([c.bos_id], device=src.device)  # (1,)
         rows, scores = [], []
         for b in range(src.shape[0]):
             one = src[b : b + 1]  # (1, S)
-            memory = self.encode(one)  # (1, S, C)
-            # (tokens, total log-prob, finished, row of the live beam it extends in the cache)
-            beams = [([c.bos_id], 0.0, False, 0)]
-            cache = self.new_cache() if use_cache else None
-            for _ in range(steps):
-                if all(beam[2] for beam in beams):
-                    break
-                alive = [beam for beam in beams if not beam[2]]
-                prefixes = torch.tensor([beam[0] for beam in alive], device=src.device)  # (K, t)
-                K, t = prefixes.shape
-                if cache is None:
-                    logits = self.decode(
-                        prefixes, memory.expand(K, -1, -1), one.expand(K, -1)
-                    )  # (K, t, V)
-                else:
-                    parents = torch.tensor([beam[3] for beam in alive], device=src.device)  # (K,)
-                    self._reorder(cache, parents)  # each live beam continues its parent's keys
-                    logits = self.decode(
-                        prefixes[:, t - 1 :],
-                        memory.expand(K, -1, -1),
-                        one.expand(K, -1),
-                        cache=cache,
-                        start_pos=t - 1,
-                    )  # (K, 1, V)
-                log_probs = self._never_special(logits[:, -1]).log_softmax(dim=-1)  # (K, V)
-                candidates = [beam for beam in beams if beam[2]]
-                top = log_probs.topk(min(beam_width, c.vocab_size), dim=-1)  # (K, W)
-                for k, (tokens, score, _, _) in enumerate(alive):
-                    for lp, tok in zip(top.values[k].tolist(), top.indices[k].tolist()):
-                        candidates.append((tokens + [tok], score + lp, tok == c.eos_id, k))
-                candidates.sort(key=lambda beam: beam[1], reverse=True)
-                beams = candidates[:beam_width]
-            best = max(beams, key=lambda beam: beam[1])
-            rows.append(best[0])
-            scores.append(best[1])
+            step = _NextAnswerLogits(self, one, self.encode(one), use_cache)
+            # Summed in float64, so a long answer's total does not drift with float32 rounding.
+            best, score = beam_search_loop(
+                step,
+                start,
+                steps,
+                beam_width,
+                eos_id=c.eos_id,
+                pad_id=c.pad_id,
+                score_dtype=torch.float64,
+            )  # (1 + t,), ()
+            ended = (best == c.eos_id).nonzero()
+            rows.append(
+                best if not len(ended) else best[: int(ended[0]) + 1]
+            )  # no <pad> after <eos>
+            scores.append(float(score))
         width = max(len(r) for r in rows)
         out = torch.full(
             (len(rows), width), c.pad_id, dtype=torch.long, device=src.device
         )  # (B, 1 + n)
         for b, r in enumerate(rows):
-            out[b, : len(r)] = torch.tensor(r, device=src.device)
+            out[b, : len(r)] = r
         return out, torch.tensor(scores)
 
 
-def train_seq2seq(
-    model: EncoderDecoder,
-    task,
-    steps: int = 600,
-    batch_size: int = 64,
-    lr: float = 3e-3,
-    seed: int = 0,
-    exclude: set[str] | None = None,
-    log_every: int = 50,
-) -> list[float]:
-    """Train ``model`` on batches from ``task`` (e.g. :class:`~.seq2seq_tasks.ReversalTask`) with
-    AdamW and a short linear warm-up (post-norm needs it); returns the loss of every step.
-    Strings in ``exclude`` (the held-out set) are never trained on. Prints the loss every
-    ``log_every`` steps (0 = silent)."""
-    _check_int("steps", steps, 1)
-    _check_int("batch_size", batch_size, 1)
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    warmup = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.05, 1 - s / steps)
-    )
-    device = next(model.parameters()).device
-    model.train()
-    losses = []
-    for step in range(steps):
-        batch = task.random_batch(batch_size, generator, exclude=exclude)
-        _, loss = model(batch.src.to(device), batch.tgt_in.to(device), batch.tgt_out.to(device))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        losses.append(loss.item())
-        if log_every and (step % log_every == 0 or step == steps - 1):
-            print(f"step {step:4d}  loss {loss.item():.4f}")
-    model.eval()
-    return losses
+class _NextAnswerLogits:
+    """The decoder's next-token logits for growing answers to one batch of sources (the step
+    function of :func:`~.generate.decode_loop` and :func:`~.generate.beam_search_loop`).
+
+    ``src`` [B or 1, S] and its ``memory`` [B or 1, S, C] are expanded to however many answers
+    [K, t] come in (beam search: K beams of one source). With a cache only the tokens not yet
+    cached run; ``<pad>`` and ``<bos>`` are ruled out, an answer never contains them.
+    """
+
+    def __init__(
+        self, model: EncoderDecoder, src: torch.Tensor, memory: torch.Tensor, use_cache: bool
+    ) -> None:
+        self.model, self.src, self.memory = model, src, memory
+        self.cache = model.new_cache() if check.boolean("use_cache", use_cache) else None
+        self.cached = 0  # answer tokens whose keys and values are in the cache
+
+    def __call__(self, answers: torch.Tensor) -> torch.Tensor:
+        """answers [K, t] -> logits [K, V] for the token after each."""
+        K, t = answers.shape
+        memory, src = self.memory.expand(K, -1, -1), self.src.expand(K, -1)  # (K, S, C), (K, S)
+        if self.cache is None:
+            logits = self.model.decode(answers, memory, src)  # (K, t, V)
+        else:
+            new = answers[:, self.cached :]  # (K, t − cached)
+            logits = self.model.decode(new, memory, src, cache=self.cache, start_pos=self.cached)
+            self.cached = t
+        return self.model._never_special(logits[:, -1])  # (K, V)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep the cached rows ``index`` [K'] (the kept beams' parents)."""
+        for own, cross in self.cache or []:
+            own.reorder(index)
+            cross.reorder(index)
 
 
-def exact_match(model: EncoderDecoder, batch, beam_width: int | None = None) -> float:
-    """Fraction of ``batch`` whose decoded answer equals the reference exactly
-    (greedy, or beam search with ``beam_width``)."""
-    from .seq2seq_tasks import decode_tokens
-
-    device = next(model.parameters()).device
-    src = batch.src.to(device)  # (B, S)
-    steps = min(batch.tgt_out.shape[1], model.config.max_len - 1)  # answer + <eos>
-    if beam_width is None:
-        out = model.greedy_decode(src, max_new_tokens=steps)  # (B, 1 + n)
-    else:
-        out, _ = model.beam_decode(src, beam_width=beam_width, max_new_tokens=steps)  # (B, 1 + n)
-    predictions = [decode_tokens(row[1:]) for row in out.cpu()]
-    return sum(p == a for p, a in zip(predictions, batch.answers)) / len(predictions)
+# Notebook 14 imports these two from here; they live with the task they train on.
+from .seq2seq_tasks import exact_match, train_seq2seq  # noqa: E402

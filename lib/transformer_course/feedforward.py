@@ -13,27 +13,22 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from . import _checks as check
+
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
 
 
-def _check_size(name: str, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
+_FUNCTIONS = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    # GPT-2's tanh approximation of GELU; it differs from the exact erf form by up to ~1e-3.
+    "gelu_tanh": partial(F.gelu, approximate="tanh"),
+    "silu": F.silu,
+}
 
 
 def _activation(name: str):
-    if name == "relu":
-        return F.relu
-    if name == "gelu":
-        return F.gelu
-    if name == "gelu_tanh":
-        # GPT-2's tanh approximation of GELU; it differs from the exact erf form by up to ~1e-3.
-        return partial(F.gelu, approximate="tanh")
-    if name == "silu":
-        return F.silu
-    raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {name!r}")
+    return _FUNCTIONS[check.choice("activation", name, ACTIVATIONS)]
 
 
 class FeedForward(nn.Module):
@@ -52,11 +47,10 @@ class FeedForward(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        _check_size("d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else d_ff
-        _check_size("d_ff", d_ff)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check.integer("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else check.integer("d_ff", d_ff)
+        check.probability("dropout", dropout)
+        check.boolean("bias", bias)
         self.act = _activation(activation)
         self.activation = activation
         self.up = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff)
@@ -81,10 +75,10 @@ class SwiGLU(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, bias: bool = False) -> None:
         super().__init__()
-        _check_size("d_model", d_model)
-        _check_size("d_ff", d_ff)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check.integer("d_model", d_model)
+        check.integer("d_ff", d_ff)
+        check.probability("dropout", dropout)
+        check.boolean("bias", bias)
         self.gate = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff), goes through SiLU
         self.up = nn.Linear(d_model, d_ff, bias=bias)  # W3: (C -> d_ff), the value being gated
         self.down = nn.Linear(d_ff, d_model, bias=bias)  # W2: (d_ff -> C)

@@ -21,12 +21,13 @@ the tokens are the same either way.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import torch
 from torch import nn
 
+from . import _checks as check
 from .attention import divide_by_temperature
 from .model import evaluating
 
@@ -55,27 +56,13 @@ def _as_batch(idx: torch.Tensor | Sequence[int], name: str = "idx") -> tuple[tor
     return batch.long(), single
 
 
-def _check_count(name: str, value: object, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
     """Raise ValueError/TypeError naming the knob when a sampling setting is out of range."""
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"temperature must be a number, got {type(temperature).__name__}")
-    if not math.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be a finite number ≥ 0 (0 = greedy), got {temperature}")
+    check.number("temperature", temperature, minimum=0.0, hint="(0 = greedy)")
     if top_k is not None:
-        _check_count("top_k", top_k, 1)
+        check.integer("top_k", top_k)
     if top_p is not None:
-        if isinstance(top_p, bool) or not isinstance(top_p, (int, float)):
-            raise TypeError(f"top_p must be a number in (0, 1], got {type(top_p).__name__}")
-        if not 0.0 < top_p <= 1.0:
-            raise ValueError(f"top_p must lie in (0, 1], got {top_p}")
+        check.number("top_p", top_p, above=0.0, maximum=1.0)
 
 
 def next_token_logits(model: nn.Module, idx: torch.Tensor) -> torch.Tensor:
@@ -97,8 +84,7 @@ class _NextLogits:
     """
 
     def __init__(self, model: nn.Module, use_cache: bool) -> None:
-        if not isinstance(use_cache, bool):
-            raise TypeError(f"use_cache must be True or False, got {use_cache!r}")
+        check.boolean("use_cache", use_cache)
         self.model = model
         self.limit = _context_length(model)
         self.cache = model.new_cache() if use_cache and hasattr(model, "new_cache") else None
@@ -120,6 +106,93 @@ class _NextLogits:
         if self.cache is not None:
             for layer in self.cache:
                 layer.reorder(index)
+
+
+class NextLogits(Protocol):
+    """What the decoding loops need from a model: the next-token logits of a batch of growing
+    sequences, and a way to keep the rows beam search keeps (a KV cache follows them)."""
+
+    def __call__(self, idx: torch.Tensor) -> torch.Tensor: ...  # (K, t) -> (K, V)
+
+    def reorder(self, index: torch.Tensor) -> None: ...  # keep rows index [K']
+
+
+def decode_loop(
+    step: NextLogits,
+    idx: torch.Tensor,
+    max_new_tokens: int,
+    choose: Callable[[torch.Tensor], torch.Tensor],
+    *,
+    eos_id: int | None = None,
+    pad_id: int = 0,
+    on_token: Callable[[torch.Tensor], object] | None = None,
+) -> torch.Tensor:
+    """The autoregressive loop of every model of the course (12_generation, 14_encoder_decoder):
+    ``idx`` [B, T] -> [B, T + n], appending ``choose(logits [B, V]) -> [B, 1]`` each step.
+
+    With ``eos_id`` a row that has emitted it gets ``pad_id`` from then on, and the loop stops
+    early once every row has. ``on_token`` sees each step's new tokens [B].
+    """
+    out = idx  # (B, T)
+    done = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)  # (B,)
+    for _ in range(max_new_tokens):
+        logits = step(out)  # (B, V)
+        if torch.isnan(logits).any():
+            raise ValueError(
+                "the model's logits are NaN: its weights are not finite (a training run that "
+                "diverged?); load an earlier checkpoint or train again with a lower learning rate"
+            )
+        token = choose(logits)  # (B, 1)
+        if eos_id is not None:
+            token = token.masked_fill(done[:, None], pad_id)  # (B, 1) finished rows only pad
+            done |= token[:, 0] == eos_id
+        out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
+        if on_token is not None:
+            on_token(token[:, 0])  # (B,)
+        if eos_id is not None and bool(done.all()):
+            break
+    return out
+
+
+def beam_search_loop(
+    step: NextLogits,
+    prompt: torch.Tensor,
+    max_new_tokens: int,
+    beam_width: int,
+    *,
+    eos_id: int | None = None,
+    pad_id: int = 0,
+    score_dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Beam search from one ``prompt`` [T] (12_generation, 14_encoder_decoder): returns the best
+    continuation [T + n] and its total log-probability [].
+
+    Each step extends every live beam by every token and keeps the ``beam_width`` best by total
+    log-probability (summed in ``score_dtype``). With ``eos_id`` a beam that emits it is
+    finished: it keeps its score, competes with the live ones, and grows only by ``pad_id``;
+    the search stops once every kept beam is finished.
+    """
+    beams = prompt[None]  # (1, T) the kept continuations, prompt included
+    scores = torch.zeros(1, dtype=score_dtype, device=prompt.device)  # (1,) their log-probabilities
+    finished = torch.zeros(1, dtype=torch.bool, device=prompt.device)  # (1,)
+    for _ in range(max_new_tokens):
+        if bool(finished.all()):
+            break
+        live, done = (~finished).nonzero().flatten(), finished.nonzero().flatten()  # (Kl,), (Kf,)
+        log_probs = step(beams[live]).log_softmax(dim=-1).to(score_dtype)  # (Kl, V)
+        V = log_probs.shape[1]
+        pool = torch.cat([scores[done], (scores[live, None] + log_probs).flatten()])  # (Kf + Kl·V,)
+        scores, pick = torch.topk(pool, min(beam_width, pool.numel()))  # (K',), (K',) best first
+        kept = pick < len(done)  # (K',) a finished beam, kept as it is
+        extension = (pick - len(done)).clamp(min=0)  # (K',) index into the live beams' candidates
+        parent_row, token = extension // V, extension % V  # (K',) row among the live beams, token
+        parent = live[parent_row]  # (K',)
+        if kept.any():
+            parent[kept], token[kept] = done[pick[kept]], pad_id
+        beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', t + 1)
+        finished = kept | (token == eos_id) if eos_id is not None else kept  # (K',)
+        step.reorder(parent_row[~finished])  # each live beam continues its parent's cached keys
+    return beams[0], scores[0]
 
 
 def filter_logits(
@@ -199,30 +272,27 @@ def generate(
     [B], so that text can be shown as it is produced (see :mod:`.streaming`).
     """
     batch, single = _as_batch(idx)
-    _check_count("max_new_tokens", max_new_tokens, 0)
+    check.integer("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p)
     device = next(model.parameters()).device
-    out = batch.to(device)  # (B, T)
+
+    def choose(logits: torch.Tensor) -> torch.Tensor:  # (B, V) -> (B, 1)
+        if temperature == 0:
+            return logits.argmax(dim=-1, keepdim=True)  # (B, 1)
+        probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
+        sample_device = generator.device if generator is not None else probs.device
+        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
+            device
+        )  # (B, 1)
+
     with evaluating(model):
-        step = _NextLogits(model, use_cache)
-        for _ in range(max_new_tokens):
-            logits = step(out)  # (B, V)
-            if torch.isnan(logits).any():
-                raise ValueError(
-                    "the model's logits are NaN: its weights are not finite (a training run that "
-                    "diverged?); load an earlier checkpoint or train again with a lower learning rate"
-                )
-            if temperature == 0:
-                token = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
-            else:
-                probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
-                sample_device = generator.device if generator is not None else probs.device
-                token = torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
-                    device
-                )  # (B, 1)
-            out = torch.cat([out, token], dim=1)  # (B, T) -> (B, T + 1)
-            if on_token is not None:
-                on_token(token[:, 0])  # (B,)
+        out = decode_loop(
+            _NextLogits(model, use_cache),
+            batch.to(device),
+            max_new_tokens,
+            choose,
+            on_token=on_token,
+        )
     return out[0] if single else out
 
 
@@ -283,24 +353,13 @@ def beam_search(
     ``use_cache`` as in :func:`generate`: the cache follows each kept beam's parent.
     """
     batch, single = _as_batch(idx)
-    _check_count("max_new_tokens", max_new_tokens, 0)
-    _check_count("beam_width", beam_width, 1)
+    check.integer("max_new_tokens", max_new_tokens, 0)
+    check.integer("beam_width", beam_width)
     device = next(model.parameters()).device
-    rows = []
     with evaluating(model):
-        for prompt in batch.to(device):
-            beams = prompt[None]  # (1, T) the kept continuations, prompt included
-            scores = torch.zeros(1, device=device)  # (1,) their total log-probabilities
-            step = _NextLogits(model, use_cache)
-            for _ in range(max_new_tokens):
-                log_probs = step(beams).log_softmax(dim=-1)  # (K, V)
-                candidates = scores[:, None] + log_probs  # (K, 1) + (K, V) -> (K, V)
-                V = candidates.shape[1]
-                width = min(beam_width, candidates.numel())
-                scores, flat = torch.topk(candidates.flatten(), width)  # (K',), (K',) best first
-                parent, token = flat // V, flat % V  # (K',), (K',)
-                beams = torch.cat([beams[parent], token[:, None]], dim=1)  # (K', T + 1)
-                step.reorder(parent)  # each kept beam continues its parent's cached keys
-            rows.append(beams[0])  # (T + n,) the best beam
+        rows = [
+            beam_search_loop(_NextLogits(model, use_cache), prompt, max_new_tokens, beam_width)[0]
+            for prompt in batch.to(device)
+        ]  # B × (T + n,) the best beam of each row
     out = torch.stack(rows)  # (B, T + n)
     return out[0] if single else out

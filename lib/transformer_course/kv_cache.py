@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from . import _checks as check
+
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
 
@@ -65,12 +67,7 @@ class KVCache:
 
     def crop(self, length: int) -> None:
         """Forget every token after the first ``length`` (e.g. to time the same step again)."""
-        if (
-            not isinstance(length, int)
-            or isinstance(length, bool)
-            or not 0 <= length <= self.length
-        ):
-            raise ValueError(f"length must be an int in 0 … {self.length}, got {length!r}")
+        check.integer("length", length, 0, self.length)
         if self.keys is not None:
             self.keys = self.keys[:, :, :length]  # (B, Hkv, S, D) -> (B, Hkv, length, D)
             self.values = self.values[:, :, :length]  # (B, Hkv, length, D)
@@ -91,8 +88,7 @@ class KVCache:
 
 def new_cache(n_layers: int) -> list[KVCache]:
     """An empty :class:`KVCache` for each of ``n_layers`` layers (12_generation)."""
-    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 0:
-        raise ValueError(f"n_layers must be an int ≥ 0, got {n_layers!r}")
+    check.integer("n_layers", n_layers, 0)
     return [KVCache() for _ in range(n_layers)]
 
 
@@ -109,8 +105,7 @@ def cache_bytes(
         ("tokens", tokens),
         ("bytes_per_number", bytes_per_number),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{name} must be an int ≥ 0, got {value!r}")
+        check.integer(name, value, 0)
     return 2 * n_layers * n_kv_heads * head_size * tokens * bytes_per_number
 
 
@@ -129,8 +124,7 @@ def decode_step_times(
     """
     if not hasattr(model, "new_cache"):
         raise TypeError("model must offer new_cache() and forward(idx, cache=..., start_pos=...)")
-    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-        raise ValueError(f"repeats must be an int ≥ 1, got {repeats!r}")
+    check.integer("repeats", repeats)
     limit = model.config.context_length
     if not positions or any(not 0 <= int(p) < limit for p in positions):
         raise ValueError(

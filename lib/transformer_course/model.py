@@ -17,6 +17,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from . import _checks as check
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward, SwiGLU
 from .kv_cache import KVCache, new_cache
@@ -27,25 +28,6 @@ POSITIONALS = ("sinusoidal", "learned", "rope", "none")
 NORMS = ("layernorm", "rmsnorm")
 FEEDFORWARDS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 PLACEMENTS = ("pre", "post")
-
-
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-
-
-def _check_positive_float(name: str, value: object, above: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not math.isfinite(value) or not value > above:
-        raise ValueError(f"{name} must be a finite number greater than {above:g}, got {value!r}")
 
 
 @dataclass
@@ -84,27 +66,20 @@ class GPTConfig:
     rope_base: float = 10000.0
 
     def __post_init__(self) -> None:
-        _check_int("vocab_size", self.vocab_size, 2)
-        _check_int("context_length", self.context_length, 1)
-        _check_int("d_model", self.d_model, 1)
-        _check_int("n_heads", self.n_heads, 1)
-        _check_int("n_layers", self.n_layers, 0)
-        if self.d_model % self.n_heads:
-            divisors = [h for h in range(1, self.d_model + 1) if self.d_model % h == 0]
-            raise ValueError(
-                f"n_heads ({self.n_heads}) must divide d_model ({self.d_model}) so every head gets "
-                f"d_model // n_heads features; possible n_heads: {divisors}"
-            )
-        if (
-            isinstance(self.dropout, bool)
-            or not isinstance(self.dropout, (int, float))
-            or not 0.0 <= self.dropout < 1.0
-        ):
-            raise ValueError(f"dropout must be a probability in [0, 1), got {self.dropout!r}")
-        _check_choice("positional", self.positional, POSITIONALS)
-        _check_choice("norm", self.norm, NORMS)
-        _check_choice("feedforward", self.feedforward, FEEDFORWARDS)
-        _check_choice("norm_placement", self.norm_placement, PLACEMENTS)
+        minimums = {"vocab_size": 2, "context_length": 1, "d_model": 1, "n_heads": 1, "n_layers": 0}
+        for name, minimum in minimums.items():
+            check.integer(name, getattr(self, name), minimum)
+        check.divides(
+            "n_heads", self.n_heads, "d_model", self.d_model, "so every head gets d_model // n_heads features"
+        )
+        check.probability("dropout", self.dropout)
+        for name, choices in {
+            "positional": POSITIONALS,
+            "norm": NORMS,
+            "feedforward": FEEDFORWARDS,
+            "norm_placement": PLACEMENTS,
+        }.items():
+            check.choice(name, getattr(self, name), choices)
         if self.positional == "sinusoidal" and self.d_model % 2:
             raise ValueError(
                 f"positional='sinusoidal' needs an even d_model (sin/cos pairs), got {self.d_model}"
@@ -115,20 +90,18 @@ class GPTConfig:
                 f"got {self.d_model} // {self.n_heads} = {self.head_size}"
             )
         if self.d_ff is not None:
-            _check_int("d_ff", self.d_ff, 1)
+            check.integer("d_ff", self.d_ff)
         if self.n_kv_heads is not None:
-            _check_int("n_kv_heads", self.n_kv_heads, 1)
-            if self.n_kv_heads > self.n_heads or self.n_heads % self.n_kv_heads:
-                raise ValueError(
-                    f"n_kv_heads ({self.n_kv_heads}) must divide n_heads ({self.n_heads}): "
-                    f"each K/V head serves the same number of query heads"
-                )
-        for name in ("tie_weights", "bias"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check.integer("n_kv_heads", self.n_kv_heads)
+            check.divides(
+                "n_kv_heads", self.n_kv_heads, "n_heads", self.n_heads,
+                "so each K/V head serves the same number of query heads",
+            )
+        check.boolean("tie_weights", self.tie_weights)
+        check.boolean("bias", self.bias)
         if self.norm_eps is not None:
-            _check_positive_float("norm_eps", self.norm_eps, above=0.0)
-        _check_positive_float("rope_base", self.rope_base, above=1.0)
+            check.number("norm_eps", self.norm_eps, above=0.0)
+        check.number("rope_base", self.rope_base, above=1.0)
 
     @property
     def head_size(self) -> int:
@@ -274,43 +247,24 @@ class GPT(nn.Module):
     def _check_ids(
         self, name: str, ids: object, like: torch.Tensor | None = None, start_pos: int = 0
     ) -> torch.Tensor:
-        if not isinstance(ids, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
-        if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
-            raise TypeError(
-                f"{name} must hold integer token ids (torch.long), got dtype {ids.dtype}"
-            )
-        if like is not None:
-            if ids.shape != like.shape:
-                raise ValueError(
-                    f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
-                )
-        elif ids.dim() != 2:
+        if like is not None and isinstance(ids, torch.Tensor) and ids.shape != like.shape:
             raise ValueError(
-                f"{name} must have shape [B, T] (a batch of sequences), got {tuple(ids.shape)}"
+                f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
             )
-        if start_pos and start_pos + ids.shape[1] > self.config.context_length:
+        ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
+        length, limit = ids.shape[1], self.config.context_length
+        if start_pos and start_pos + length > limit:
             raise ValueError(
-                f"{name} has T={ids.shape[1]} new tokens after start_pos={start_pos} cached ones, "
-                f"more than the model's context_length {self.config.context_length}; past the "
-                "window, recompute on the last context_length tokens without a cache "
-                "(generate.generate does)"
+                f"{name} has T={length} new tokens after start_pos={start_pos} cached ones, more than "
+                f"the model's context_length {limit}; past the window, recompute on the last "
+                "context_length tokens without a cache (generate.generate does)"
             )
-        if ids.shape[1] > self.config.context_length:
+        if length > limit:
             raise ValueError(
-                f"{name} has T={ids.shape[1]} tokens but the model's context_length is "
-                f"{self.config.context_length}; keep the last {self.config.context_length} "
-                f"(generate.generate crops for you)"
+                f"{name} has T={length} tokens but the model's context_length is {limit}; keep the "
+                f"last {limit} (generate.generate crops for you)"
             )
-        if ids.shape[1] == 0:
-            raise ValueError(f"{name} is empty (T=0): give at least one token")
-        low, high = int(ids.min()), int(ids.max())
-        if low < 0 or high >= self.config.vocab_size:
-            raise ValueError(
-                f"{name} holds token ids in [{low}, {high}] but the model's vocab_size is "
-                f"{self.config.vocab_size} (ids 0..{self.config.vocab_size - 1})"
-            )
-        return ids.long()
+        return ids
 
     def embed(self, idx: torch.Tensor, start_pos: int = 0) -> torch.Tensor:
         """Token embeddings plus positions (nothing added for RoPE, which acts inside
@@ -352,21 +306,18 @@ class GPT(nn.Module):
         return new_cache(len(self.blocks))
 
     def _check_cache(self, cache: object, start_pos: object) -> None:
-        if not isinstance(start_pos, int) or isinstance(start_pos, bool) or start_pos < 0:
-            raise ValueError(f"start_pos must be an int ≥ 0, got {start_pos!r}")
+        check.integer("start_pos", start_pos, 0)
         if cache is None:
             if start_pos:
                 raise ValueError(
                     "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
                 )
             return
-        if (
-            not isinstance(cache, list)
-            or len(cache) != len(self.blocks)
-            or not all(isinstance(c, KVCache) for c in cache)
-        ):
+        if not isinstance(cache, list) or len(cache) != len(self.blocks):
             raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
         for c in cache:
+            if not isinstance(c, KVCache):
+                raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
             if c.length != start_pos:
                 raise ValueError(
                     f"start_pos ({start_pos}) must equal the number of cached tokens ({c.length}): "

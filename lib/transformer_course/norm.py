@@ -11,19 +11,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from . import _checks as check
 
-def _check_dims(d: int, eps: float) -> None:
-    if not isinstance(d, int) or isinstance(d, bool):
-        raise TypeError(f"d must be an int, got {type(d).__name__}")
-    if d < 1:
-        raise ValueError(f"d must be at least 1, got {d}")
-    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
-        raise ValueError(f"eps must be a positive number, got {eps!r}")
+
+def _check_dims(d: object, eps: object) -> None:
+    check.integer("d", d)
+    check.number("eps", eps, above=0.0)
 
 
 def _check_input(x: torch.Tensor, d: int, name: str) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} expects a tensor, got {type(x).__name__}")
+    check.tensor("x", x, shape=f"[..., {d}]")
     if x.ndim == 0 or x.shape[-1] != d:
         raise ValueError(
             f"{name} was built for vectors of size d={d}, got input of shape {tuple(x.shape)}"

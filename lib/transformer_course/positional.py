@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
+from . import _checks as check
 
-def _check_size(name: str, value: int, even: bool = False) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
+
+def _check_size(name: str, value: object, even: bool = False) -> int:
+    check.integer(name, value)
     if even and value % 2:
-        raise ValueError(f"{name} must be even (sin/cos come in pairs), got {value}; try {value + 1}")
+        raise ValueError(
+            f"{name} must be even (sin/cos come in pairs), got {value}; try {value + 1}"
+        )
+    return value
 
 
 def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
@@ -21,8 +21,7 @@ def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0
     PE(pos, 2i+1) = cos(pos / base^(2i/C)). Returns [T, C] (float32)."""
     _check_size("context_length", context_length)
     _check_size("d_model", d_model, even=True)
-    if not (math.isfinite(base) and base > 1.0):
-        raise ValueError(f"base must be a finite number greater than 1, got {base}")
+    check.number("base", base, above=1.0)
     positions = torch.arange(context_length, dtype=torch.float64)[:, None]  # (T, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (C/2,)
     angles = positions / base ** (two_i / d_model)  # (T, C/2)
@@ -32,16 +31,13 @@ def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0
     return table.float()
 
 
-def rope_angles(
-    positions: torch.Tensor, head_dim: int, base: float = 10000.0
-) -> torch.Tensor:
+def rope_angles(positions: torch.Tensor, head_dim: int, base: float = 10000.0) -> torch.Tensor:
     """Angles pos · base^(−2i/D) used by :func:`apply_rope` (13_modern_blocks).
 
     ``positions`` is [T]; returns [T, D/2] in float64 so that long contexts keep precision.
     """
     _check_size("head_dim", head_dim, even=True)
-    if not (math.isfinite(base) and base > 1.0):
-        raise ValueError(f"base must be a finite number greater than 1, got {base}")
+    check.number("base", base, above=1.0)
     inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)  # (D/2,)
     return positions.to(torch.float64)[:, None] * inv_freq.to(positions.device)  # (T, D/2)
 
@@ -57,10 +53,7 @@ def apply_rope(
     and dtype as ``x``. Because a rotation keeps lengths and rotations compose, the dot product
     of a rotated query at m with a rotated key at n depends only on m − n.
     """
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() < 2:
-        raise ValueError(f"x must have shape [..., T, D] (at least 2 dims), got {tuple(x.shape)}")
+    check.tensor("x", x, 2, shape="[..., T, D] (at least 2 dims)")
     seq_len, head_dim = x.shape[-2], x.shape[-1]
     if head_dim % 2:
         raise ValueError(
@@ -82,5 +75,7 @@ def apply_rope(
     cos, sin = angles.cos().to(work), angles.sin().to(work)  # (T, D/2)
     pairs = x.to(work).unflatten(-1, (head_dim // 2, 2))  # (..., T, D) -> (..., T, D/2, 2)
     even, odd = pairs[..., 0], pairs[..., 1]  # (..., T, D/2)
-    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)  # (..., T, D/2, 2)
+    rotated = torch.stack(
+        (even * cos - odd * sin, even * sin + odd * cos), dim=-1
+    )  # (..., T, D/2, 2)
     return rotated.flatten(-2).to(x.dtype)  # (..., T, D/2, 2) -> (..., T, D)

@@ -1,4 +1,5 @@
-"""A tiny sequence-to-sequence task made on the fly: reverse a string of digits (14_encoder_decoder).
+"""A tiny sequence-to-sequence task made on the fly: reverse a string of digits (14_encoder_decoder),
+with the loop that trains an :class:`~.encoder_decoder.EncoderDecoder` on it and its score.
 
 Tokens: 0 = ``<pad>``, 1 = ``<bos>`` (start of the decoder's input), 2 = ``<eos>`` (end of
 the answer), 3 … 12 = the digits 0 … 9. Reversal is a good first task for an encoder-decoder:
@@ -9,8 +10,14 @@ should light up the anti-diagonal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+from . import _checks as check
+
+if TYPE_CHECKING:  # the task does not need the model to exist; only the training loop uses one
+    from .encoder_decoder import EncoderDecoder
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT_OFFSET = 3
@@ -77,10 +84,8 @@ class ReversalTask:
     max_len: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("min_len", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        check.integer("min_len", self.min_len, None)
+        check.integer("max_len", self.max_len, None)
         if not 1 <= self.min_len <= self.max_len:
             raise ValueError(
                 f"need 1 <= min_len <= max_len, got min_len={self.min_len}, max_len={self.max_len}"
@@ -103,8 +108,7 @@ class ReversalTask:
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> list[str]:
         """``n`` random digit strings (lengths uniform in min_len … max_len)."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+        check.integer("n", n)
         lengths = torch.randint(self.min_len, self.max_len + 1, (n,), generator=generator)  # (n,)
         digits = torch.randint(0, 10, (n, self.max_len), generator=generator)  # (n, max_len)
         return [
@@ -143,3 +147,57 @@ class ReversalTask:
                     digits = self.sample(1, generator)[0]
                 strings[i] = digits
         return self.batch(strings)
+
+
+def train_seq2seq(
+    model: EncoderDecoder,
+    task: ReversalTask,
+    steps: int = 600,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    seed: int = 0,
+    exclude: set[str] | None = None,
+    log_every: int = 50,
+) -> list[float]:
+    """Train ``model`` on batches from ``task`` (e.g. a :class:`ReversalTask`) with
+    AdamW and a short linear warm-up (post-norm needs it); returns the loss of every step.
+    Strings in ``exclude`` (the held-out set) are never trained on. Prints the loss every
+    ``log_every`` steps (0 = silent)."""
+    check.integer("steps", steps)
+    check.integer("batch_size", batch_size)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    warmup = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * max(0.05, 1 - s / steps)
+    )
+    device = next(model.parameters()).device
+    model.train()
+    losses = []
+    for step in range(steps):
+        batch = task.random_batch(batch_size, generator, exclude=exclude)
+        _, loss = model(batch.src.to(device), batch.tgt_in.to(device), batch.tgt_out.to(device))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        if log_every and (step % log_every == 0 or step == steps - 1):
+            print(f"step {step:4d}  loss {loss.item():.4f}")
+    model.eval()
+    return losses
+
+
+def exact_match(model: EncoderDecoder, batch: Seq2SeqBatch, beam_width: int | None = None) -> float:
+    """Fraction of ``batch`` whose decoded answer equals the reference exactly
+    (greedy, or beam search with ``beam_width``)."""
+    device = next(model.parameters()).device
+    src = batch.src.to(device)  # (B, S)
+    steps = min(batch.tgt_out.shape[1], model.config.max_len - 1)  # answer + <eos>
+    if beam_width is None:
+        out = model.greedy_decode(src, max_new_tokens=steps)  # (B, 1 + n)
+    else:
+        out, _ = model.beam_decode(src, beam_width=beam_width, max_new_tokens=steps)  # (B, 1 + n)
+    predictions = [decode_tokens(row[1:]) for row in out.cpu()]
+    return sum(p == a for p, a in zip(predictions, batch.answers)) / len(predictions)

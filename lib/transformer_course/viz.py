@@ -19,6 +19,8 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ._ticks import set_ticks
+
 #: The colour of masked (−∞) cells: light grey, distinct from every colour map the course uses.
 _MASKED_GREY = "#d9d9d9"
 
@@ -30,82 +32,18 @@ def to_numpy(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
 
+def token_label(token: str) -> str:
+    """A token made visible on an axis (05_scale … 08_v_attention, 12_generation): newlines and
+    tabs escaped, a blank token shown quoted, an empty token shown as ∅."""
+    text = token.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    return text if text.strip() else (repr(text) if text else "∅")
+
+
 def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax
     fig, ax = plt.subplots(figsize=figsize, layout="constrained")
     return fig, ax
-
-
-def _round_step(needed: int) -> int:
-    """The smallest of 1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 80, 100, … that is at least ``needed``:
-    ticks at 0, 20, 40 read better than at 0, 11, 22."""
-    scale = 1
-    while True:
-        for base in (1, 2, 4, 5, 8) if scale == 1 else (1, 2, 2.5, 4, 5, 8):
-            if base * scale >= needed:
-                return int(base * scale)
-        scale *= 10
-
-
-def _thin_ticks(labels: Sequence[str] | None, count: int, max_ticks: int) -> tuple[list[int], list[str]]:
-    step = _round_step(int(np.ceil(count / max(max_ticks, 1))))
-    positions = list(range(0, count, step))
-    names = [str(labels[i]) if labels is not None else str(i) for i in positions]
-    return positions, names
-
-
-def _labels_that_fit(
-    ax: Axes,
-    labels: Sequence[str] | None,
-    count: int,
-    axis: str,
-    fontsize: float | None = None,
-    colorbar: bool = True,
-) -> int:
-    """How many tick labels fit along an axis without touching (from the axes' size before layout,
-    less a margin for the colour bar when there is one); numbers on the x axis lie flat and need
-    their width."""
-    from matplotlib.font_manager import FontProperties
-
-    fig = ax.figure
-    # The grid cell, not the axes' current box: seaborn draws the figure after each panel, and the
-    # layout that draw runs would shrink later panels and give them fewer labels than the first.
-    spec = ax.get_subplotspec()
-    box = spec.get_position(fig) if spec is not None else ax.get_position()
-    if fontsize is None:
-        fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
-    if axis == "x":
-        length = (0.85 if colorbar else 1.0) * 72 * box.width * fig.get_figwidth()
-        widest = max((len(str(labels[i]) if labels is not None else str(i)) for i in range(count)), default=1)
-        per_label = 1.25 * fontsize if labels is not None else (0.62 * widest + 1.2) * fontsize
-    else:
-        length = 0.85 * 72 * box.height * fig.get_figheight()
-        per_label = 1.3 * fontsize
-    return max(2, int(length // per_label))
-
-
-#: Token labels may shrink to this size (points) before some are left out: a reader of a
-#: token × token map needs every key, and 6 pt still reads on screen.
-_SMALLEST_TOKEN_FONT = 6.0
-
-
-def _set_ticks(
-    ax: Axes, labels: Sequence[str] | None, count: int, axis: str, max_ticks: int, colorbar: bool
-) -> None:
-    """Label an axis of ``count`` cells: every token if it fits at a smaller font, else as many as
-    fit at round steps. Cell centres sit at i + 0.5 (seaborn's mesh)."""
-    from matplotlib.font_manager import FontProperties
-
-    fontsize = FontProperties(size=plt.rcParams[f"{axis}tick.labelsize"]).get_size_in_points()
-    fits = _labels_that_fit(ax, labels, count, axis, fontsize, colorbar)
-    if labels is not None and fits < count <= max_ticks:
-        fontsize = max(_SMALLEST_TOKEN_FONT, fontsize * fits / count)
-        fits = _labels_that_fit(ax, labels, count, axis, fontsize, colorbar)
-    positions, names = _thin_ticks(labels, count, min(max_ticks, fits))
-    rotation = 90 if (labels is not None and axis == "x") else 0
-    setter = ax.set_xticks if axis == "x" else ax.set_yticks
-    setter([p + 0.5 for p in positions], names, rotation=rotation, fontsize=fontsize)
 
 
 def show_heatmap(
@@ -160,8 +98,8 @@ def show_heatmap(
             ax.text(c + 0.5, r + 0.5, "−∞", ha="center", va="center", fontsize=7, color="black")
     rows, cols = data.shape
     # Token labels run vertically on the x axis; numbers lie flat and need their width.
-    _set_ticks(ax, xticklabels, cols, "x", max_ticks, colorbar)
-    _set_ticks(ax, yticklabels, rows, "y", max_ticks, colorbar)
+    set_ticks(ax, xticklabels, cols, "x", max_ticks, colorbar)
+    set_ticks(ax, yticklabels, rows, "y", max_ticks, colorbar)
     ax.set(title=title or "", xlabel=xlabel or "", ylabel=ylabel or "")
     return fig
 
@@ -174,36 +112,65 @@ def show_heatmaps(
     suptitle: str | None = None,
     cell_size: float = 2.6,
     share_scale: bool = True,
+    figsize: tuple[float, float] | None = None,
+    outer_labels: bool = False,
     **heatmap_kwargs,
 ) -> Figure:
     """Draw a grid of heatmaps, e.g. one per attention head ([H, T, T]) or per
-    layer × head ([L, H, T, T]) (introduced in 05_scale)."""
+    layer × head ([L, H, T, T]) (introduced in 05_scale).
+
+    ``ncols`` wraps [N, rows, cols] into rows of that many panels (the last row may be short);
+    ``figsize`` overrides the size from ``cell_size``; ``outer_labels`` keeps the tick and
+    axis labels on the left column and the bottom panels only (every panel has the same ones).
+    """
     data = to_numpy(matrices)
     if data.ndim == 3:
-        grid = data[None] if ncols is None else data.reshape(-1, ncols, *data.shape[-2:])
+        per_row = len(data) if ncols is None else ncols
+        shortfall = -len(data) % per_row  # empty panels that complete the last row
+        padding = np.full((shortfall, *data.shape[-2:]), np.nan, dtype=data.dtype)
+        grid = np.concatenate([data, padding]).reshape(-1, per_row, *data.shape[-2:])
+        panels = len(data)
     elif data.ndim == 4:
-        grid = data
+        grid, panels = data, data.shape[0] * data.shape[1]
     else:
-        raise ValueError(f"show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {data.shape}")
+        raise ValueError(
+            f"show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {data.shape}"
+        )
     nrows, ncols_ = grid.shape[:2]
-    fig, axes = plt.subplots(
-        nrows, ncols_, figsize=(cell_size * ncols_ + 1.0, cell_size * nrows + 0.4), squeeze=False, layout="constrained"
-    )
+    if figsize is None:
+        figsize = (cell_size * ncols_ + 1.0, cell_size * nrows + 0.4)
+    fig, axes = plt.subplots(nrows, ncols_, figsize=figsize, squeeze=False, layout="constrained")
     finite = grid[np.isfinite(grid)]
     if share_scale and finite.size:
         heatmap_kwargs.setdefault("vmin", float(finite.min()))
         heatmap_kwargs.setdefault("vmax", float(finite.max()))
     heatmap_kwargs.setdefault("max_ticks", 16)
     for index, ax in enumerate(axes.flat):
+        if index >= panels:
+            ax.axis("off")
+            continue
         r, c = divmod(index, ncols_)
         title = titles[index] if titles is not None and index < len(titles) else None
         # Without a shared scale every panel needs its own colour bar, or its values cannot be read.
         show_heatmap(grid[r, c], ax=ax, title=title, colorbar=not share_scale, **heatmap_kwargs)
+        if outer_labels:
+            _keep_outer_labels(ax, left=c == 0, bottom=index + ncols_ >= panels)
     if share_scale and finite.size:
         fig.colorbar(axes.flat[0].collections[0], ax=axes, shrink=0.8)
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def _keep_outer_labels(ax: Axes, left: bool, bottom: bool) -> None:
+    """Hide the y labels of a panel that is not in the left column, the x labels of one that
+    has another panel below it."""
+    if not left:
+        ax.set_ylabel("")
+        ax.tick_params(labelleft=False)
+    if not bottom:
+        ax.set_xlabel("")
+        ax.tick_params(labelbottom=False)
 
 
 def plot_curves(
@@ -261,7 +228,16 @@ def plot_distributions(
     high = max(float(values.max()) for _, values in frames)
     edges = np.linspace(low, high, bins + 1)  # shared bins: widths comparable across samples
     for name, values in frames:
-        seaborn.histplot(values, bins=edges, stat="density", element="step", fill=True, alpha=0.3, label=name, ax=ax)
+        seaborn.histplot(
+            values,
+            bins=edges,
+            stat="density",
+            element="step",
+            fill=True,
+            alpha=0.3,
+            label=name,
+            ax=ax,
+        )
     ax.set(title=title or "", xlabel=xlabel or "", ylabel="density")
     ax.legend()
     return fig
@@ -292,7 +268,14 @@ def bar_chart(
 
 
 #: Where a label may sit next to its point, in points (dx, dy, horizontal alignment), nearest first.
-_LABEL_SPOTS = [(4, 3, "left"), (4, -10, "left"), (-4, 3, "right"), (-4, -10, "right"), (0, 8, "center"), (0, -16, "center")]
+_LABEL_SPOTS = [
+    (4, 3, "left"),
+    (4, -10, "left"),
+    (-4, 3, "right"),
+    (-4, -10, "right"),
+    (0, 8, "center"),
+    (0, -16, "center"),
+]
 
 
 def scatter_labelled(
@@ -312,13 +295,22 @@ def scatter_labelled(
     """
     xy = to_numpy(points)  # (N, 2)
     if xy.ndim != 2 or xy.shape[1] != 2 or len(xy) != len(labels):
-        raise ValueError(f"scatter_labelled needs points of shape [N, 2] and N labels, got {xy.shape} and {len(labels)}")
+        raise ValueError(
+            f"scatter_labelled needs points of shape [N, 2] and N labels, got {xy.shape} and {len(labels)}"
+        )
     fig, ax = _new_axes(ax, figsize)
     names = list(dict.fromkeys(groups)) if groups is not None else [None]
     palette = plt.get_cmap("tab10").colors
     for index, name in enumerate(names):
         members = [i for i in range(len(xy)) if groups is None or groups[i] == name]
-        ax.scatter(xy[members, 0], xy[members, 1], s=25, color=palette[index % len(palette)], label=name, zorder=3)
+        ax.scatter(
+            xy[members, 0],
+            xy[members, 1],
+            s=25,
+            color=palette[index % len(palette)],
+            label=name,
+            zorder=3,
+        )
     if groups is not None:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     if title:
@@ -327,8 +319,18 @@ def scatter_labelled(
     ax.margins(0.08)
     texts = [
         ax.annotate(
-            label, (x, y), xytext=_LABEL_SPOTS[0][:2], textcoords="offset points", fontsize=8,
-            arrowprops={"arrowstyle": "-", "color": "0.55", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3},
+            label,
+            (x, y),
+            xytext=_LABEL_SPOTS[0][:2],
+            textcoords="offset points",
+            fontsize=8,
+            arrowprops={
+                "arrowstyle": "-",
+                "color": "0.55",
+                "linewidth": 0.5,
+                "shrinkA": 0,
+                "shrinkB": 3,
+            },
         )
         for label, (x, y) in zip(labels, xy.tolist())
     ]
@@ -352,7 +354,9 @@ def _spread_labels(fig: Figure, texts: list) -> None:
     for index, text in enumerate(texts):
         other_dots = [box for j, box in enumerate(dot_boxes) if j != index]
         # A spot clear of labels and points; in a dense cluster, one clear of labels only.
-        chosen = _free_spot(text, renderer, frame, placed + other_dots) or _free_spot(text, renderer, frame, placed)
+        chosen = _free_spot(text, renderer, frame, placed + other_dots) or _free_spot(
+            text, renderer, frame, placed
+        )
         if chosen is None:  # crowded everywhere: keep the nearest spot
             text.xyann = _LABEL_SPOTS[0][:2]
             text.set_horizontalalignment(_LABEL_SPOTS[0][2])
@@ -369,7 +373,10 @@ def _free_spot(text, renderer, frame, obstacles: list):
             text.set_horizontalalignment(align)
             box = _text_box(text, renderer).expanded(1.05, 1.1)
             inside = frame is None or (
-                box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+                box.x0 >= frame.x0
+                and box.x1 <= frame.x1
+                and box.y0 >= frame.y0
+                and box.y1 <= frame.y1
             )
             if inside and not any(box.overlaps(other) for other in obstacles):
                 return reach, box

@@ -25,6 +25,7 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 from torch import nn
 
+from .. import _checks
 from ..generate import beam_search, continuation_log_probs, generate
 
 METHODS = ("greedy", "sample", "top-k", "top-p", "beam")
@@ -82,8 +83,7 @@ def decode_with(
     ``on_token(id)`` is called as each token is produced; beam search knows its best beam
     only at the end, so it reports its tokens then.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    _checks.choice("method", method, METHODS)
     prompt = torch.as_tensor(prompt_ids, dtype=torch.long)  # (T,)
     generator = torch.Generator().manual_seed(seed)
     report = None if on_token is None else (lambda token: on_token(int(token[0])))  # token: (1,)
@@ -164,41 +164,12 @@ def continue_text(
     empty = Continuation(
         prompt=prompt, prompt_ids=[], new_ids=[], tokens=[], probs=[], settings=settings
     )
-    if not isinstance(prompt, str) or not prompt.strip():
-        empty.error = "The prompt is empty: type a few words for the model to continue."
-        return empty
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        empty.error = f"Cannot generate with these settings: seed must be a whole number, got {seed!r}"
-        return empty
-    try:
-        prompt_ids = encode(prompt)
-    except ValueError as error:
-        empty.error = f"This text cannot be encoded for this model: {error}"
-        return empty
-    if not prompt_ids:
-        empty.error = "The prompt encodes to no tokens: type a few words for the model to continue."
+    prompt_ids, empty.error = _prompt_ids(prompt, seed, encode)
+    if empty.error:
         return empty
     empty.prompt_ids = list(prompt_ids)
-    context_length = getattr(getattr(model, "config", None), "context_length", None)
-    note = ""
-    if context_length is not None and len(prompt_ids) > context_length:
-        note = (
-            f"The prompt has {len(prompt_ids)} tokens but the model reads at most {context_length}: "
-            f"it continues from the last {context_length} (the rest is shown, but not seen)."
-        )
     try:
-        new_ids = decode_with(
-            model,
-            prompt_ids,
-            method,
-            max_new_tokens,
-            temperature,
-            top_k,
-            top_p,
-            beam_width,
-            seed,
-            on_token=on_token,
-        )
+        new_ids = decode_with(model, prompt_ids, **settings, on_token=on_token)
     except (ValueError, TypeError) as error:
         empty.error = f"Cannot generate with these settings: {error}"
         return empty
@@ -209,8 +180,37 @@ def continue_text(
         new_ids=new_ids,
         tokens=[decode_token(i) for i in new_ids],
         probs=probs,
-        note=note,
+        note=_context_note(model, len(prompt_ids)),
         settings=settings,
+    )
+
+
+def _prompt_ids(
+    prompt: object, seed: object, encode: Callable[[str], list[int]]
+) -> tuple[list[int], str]:
+    """The prompt's ids, or an error message for the learner (an empty prompt, a seed that is
+    not a whole number, text the vocabulary cannot encode)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return [], "The prompt is empty: type a few words for the model to continue."
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        return [], f"Cannot generate with these settings: seed must be a whole number, got {seed!r}"
+    try:
+        prompt_ids = encode(prompt)
+    except ValueError as error:
+        return [], f"This text cannot be encoded for this model: {error}"
+    if not prompt_ids:
+        return [], "The prompt encodes to no tokens: type a few words for the model to continue."
+    return prompt_ids, ""
+
+
+def _context_note(model: nn.Module, n_prompt: int) -> str:
+    """A note when the prompt is longer than the model's context window, else ""."""
+    context_length = getattr(getattr(model, "config", None), "context_length", None)
+    if context_length is None or n_prompt <= context_length:
+        return ""
+    return (
+        f"The prompt has {n_prompt} tokens but the model reads at most {context_length}: "
+        f"it continues from the last {context_length} (the rest is shown, but not seen)."
     )
 
 
@@ -287,59 +287,46 @@ def generation_widget(
         continuous_update=False,
         layout=widgets.Layout(width="95%"),
     )
-    method = widgets.Dropdown(options=list(METHODS), value="top-k", description="method")
-    new_tokens = widgets.IntSlider(value=20, min=1, max=60, description="new tokens")
-    temperature = widgets.FloatSlider(
-        value=0.8,
-        min=0.05,
-        max=2.0,
-        step=0.05,
-        description="temperature",
-        style={"description_width": "initial"},  # the default width cuts it to "temperat…"
-    )
-    top_k = widgets.IntSlider(value=10, min=1, max=100, description="top-k")
-    top_p = widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p")
-    beam = widgets.IntSlider(value=4, min=1, max=10, description="beam width")
-    seed = widgets.IntSlider(value=0, min=0, max=99, description="seed")
+    knobs = _knobs()
     shown = widgets.HTML()
 
-    def show(prompt, method, max_new_tokens, temperature, top_k, top_p, beam_width, seed):
+    def show(prompt: str, **settings) -> None:
         streamer, so_far = TokenStreamer(token_bytes), []
 
         def stream(token_id: int) -> None:
             so_far.append(streamer.push(token_id))
             shown.value = streaming_html(prompt, "".join(so_far))
 
-        result = continue_text(
-            model,
-            prompt,
-            encode,
-            decode_token,
-            method,
-            max_new_tokens,
-            temperature,
-            top_k,
-            top_p,
-            beam_width,
-            seed,
-            on_token=stream,
-        )
+        result = continue_text(model, prompt, encode, decode_token, **settings, on_token=stream)
         shown.value = continuation_html(result)
 
-    out = widgets.interactive_output(
-        show,
-        {
-            "prompt": text,
-            "method": method,
-            "max_new_tokens": new_tokens,
-            "temperature": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            "beam_width": beam,
-            "seed": seed,
-        },
+    out = widgets.interactive_output(show, {"prompt": text, **knobs})
+    rows = widgets.VBox(
+        [
+            widgets.HBox([knobs[name] for name in ("method", "max_new_tokens", "seed")]),
+            widgets.HBox([knobs[name] for name in ("temperature", "top_k", "top_p", "beam_width")]),
+        ]
     )
-    knobs = widgets.VBox(
-        [widgets.HBox([method, new_tokens, seed]), widgets.HBox([temperature, top_k, top_p, beam])]
-    )
-    return widgets.VBox([text, knobs, shown, out])
+    return widgets.VBox([text, rows, shown, out])
+
+
+def _knobs() -> dict:
+    """The playground's knobs, named like :func:`continue_text`'s arguments."""
+    import ipywidgets as widgets
+
+    return {
+        "method": widgets.Dropdown(options=list(METHODS), value="top-k", description="method"),
+        "max_new_tokens": widgets.IntSlider(value=20, min=1, max=60, description="new tokens"),
+        "temperature": widgets.FloatSlider(
+            value=0.8,
+            min=0.05,
+            max=2.0,
+            step=0.05,
+            description="temperature",
+            style={"description_width": "initial"},  # the default width cuts it to "temperat…"
+        ),
+        "top_k": widgets.IntSlider(value=10, min=1, max=100, description="top-k"),
+        "top_p": widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p"),
+        "beam_width": widgets.IntSlider(value=4, min=1, max=10, description="beam width"),
+        "seed": widgets.IntSlider(value=0, min=0, max=99, description="seed"),
+    }

@@ -41,7 +41,9 @@ def wavelength(dimension: int, d_model: int, base: float = 10000.0) -> float:
     return 2 * math.pi * base ** (2 * (dimension // 2) / d_model)
 
 
-def positional_view(context_length: int = 16, d_model: int = 64, base: float = 10000.0, dimension: int = 0) -> Figure | str:
+def positional_view(
+    context_length: int = 16, d_model: int = 64, base: float = 10000.0, dimension: int = 0
+) -> Figure | str:
     """The heatmap of the [T, C] table and the wave of one column; a message string for bad knobs."""
     problem = check_knobs(context_length, d_model, base, dimension)
     if problem is not None:
@@ -49,17 +51,28 @@ def positional_view(context_length: int = 16, d_model: int = 64, base: float = 1
     table = sinusoidal_encoding(context_length, d_model, base=base)  # (T, C)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
     viz.show_heatmap(
-        table, ax=left, cmap="viridis", vmin=-1, vmax=1, xlabel="dimension", ylabel="position",
-        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}", max_ticks=8,
+        table,
+        ax=left,
+        cmap="viridis",
+        vmin=-1,
+        vmax=1,
+        xlabel="dimension",
+        ylabel="position",
+        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}",
+        max_ticks=8,
     )
     left.axvline(dimension + 0.5, color="red", linewidth=1)  # the column's centre (seaborn cells)
     fine = torch.linspace(0, max(context_length - 1, 1), 400, dtype=torch.float64)  # (400,)
     angle = fine / base ** (2 * (dimension // 2) / d_model)  # (400,)
     wave = torch.sin(angle) if dimension % 2 == 0 else torch.cos(angle)  # (400,)
     right.plot(fine.numpy(), wave.numpy(), color="tab:gray", linewidth=1, label="continuous")
-    right.plot(range(context_length), table[:, dimension].numpy(), "o", color="red", label="table entries")
+    right.plot(
+        range(context_length), table[:, dimension].numpy(), "o", color="red", label="table entries"
+    )
     kind = "sin" if dimension % 2 == 0 else "cos"
-    right.set_title(f"dimension {dimension} ({kind}), wavelength {wavelength(dimension, d_model, base):,.1f} positions")
+    right.set_title(
+        f"dimension {dimension} ({kind}), wavelength {wavelength(dimension, d_model, base):,.1f} positions"
+    )
     right.set_xlabel("position")
     right.set_ylim(-1.1, 1.1)
     # Below the axes: any corner inside would cover table entries for some knob setting.
@@ -90,5 +103,7 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
             display(result)
             plt.close(result)
 
-    out = widgets.interactive_output(draw, {"context": length, "model": width, "b": base_slider, "d": dim})
+    out = widgets.interactive_output(
+        draw, {"context": length, "model": width, "b": base_slider, "d": dim}
+    )
     return widgets.VBox([widgets.HBox([length, width]), widgets.HBox([base_slider, dim]), out])

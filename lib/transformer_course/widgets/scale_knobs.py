@@ -88,7 +88,9 @@ def scale_view(
     seaborn.histplot(values.clip(-SCORE_RANGE, SCORE_RANGE), bins=bins, color="tab:blue", ax=left)
     left.set_xlim(-SCORE_RANGE, SCORE_RANGE)
     label = "q·k / √d_k" if scaled else "q·k (unscaled)"
-    left.set_title(f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}", fontsize=10)
+    left.set_title(
+        f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}", fontsize=10
+    )
     left.set_xlabel(f"score (fixed range ±{SCORE_RANGE:.0f}; outliers in the edge bins)")
     left.set_ylabel("count")
     right.bar(range(n_keys), weights[row].numpy(), color="tab:orange")

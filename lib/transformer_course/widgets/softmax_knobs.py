@@ -14,7 +14,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .. import attention
-from .attention import token_label
+from ..viz import token_label
 from .scale_knobs import entropy
 
 __all__ = [
@@ -68,7 +68,14 @@ def temperature_view(
     ax.bar(range(scores.numel()), weights.numpy(), color="tab:green")
     masked = [i for i, s in enumerate(scores.tolist()) if s == float("-inf")]
     if masked:  # a masked key and a key with ~0 weight look alike as bars: mark the masked ones
-        ax.bar(masked, [1.0] * len(masked), color="0.85", hatch="//", edgecolor="0.6", label="masked key")
+        ax.bar(
+            masked,
+            [1.0] * len(masked),
+            color="0.85",
+            hatch="//",
+            edgecolor="0.6",
+            label="masked key",
+        )
         ax.legend(loc="upper left")
     labels = (
         [token_label(t) for t in tokens]

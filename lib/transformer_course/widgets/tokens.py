@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from .. import _checks
 from ..tokenizer import BPE, END_OF_WORD, get_encoding, split_words
 
 SCHEMES = ("cl100k_base", "trained BPE", "characters", "words")
@@ -76,7 +77,11 @@ def bpe_pieces(text: str, bpe: BPE) -> list[TokenPiece]:
     lookup = bpe.token_to_id
     pieces: list[TokenPiece] = []
     for token in bpe.tokenize(clean_text(text)):
-        shown = token[: -len(END_OF_WORD)] if token.endswith(END_OF_WORD) and not token.isspace() else token
+        shown = (
+            token[: -len(END_OF_WORD)]
+            if token.endswith(END_OF_WORD) and not token.isspace()
+            else token
+        )
         pieces.append(TokenPiece(shown, None if token.isspace() else lookup.get(token), token))
     return pieces
 
@@ -123,14 +128,15 @@ def _show(piece_text: str) -> str:
     return shown
 
 
-def render_tokens_html(text: str, scheme: str, bpe: BPE | None = None, max_tokens: int = 1500) -> str:
+def render_tokens_html(
+    text: str, scheme: str, bpe: BPE | None = None, max_tokens: int = 1500
+) -> str:
     """One scheme's tokens as coloured HTML spans with ids, plus a stats line.
 
     Empty text gives a prompt, an unknown scheme or a missing BPE a message; only the first
     ``max_tokens`` tokens are drawn (the stats always count them all).
     """
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    _checks.integer("max_tokens", max_tokens)
     title = f"<b>{html.escape(str(scheme))}</b>"
     try:
         pieces = pieces_for(text, scheme, bpe)
@@ -148,7 +154,7 @@ def render_tokens_html(text: str, scheme: str, bpe: BPE | None = None, max_token
         empty = html.escape(END_OF_WORD) if piece.detail == END_OF_WORD else "◌"
         body = _show(piece.text) if piece.text else f"<span style='color:#888'>{empty}</span>"
         spans.append(
-            f"<span title=\"{tip}\" style='background:{colour};border-radius:3px;margin:1px;"
+            f'<span title="{tip}" style=\'background:{colour};border-radius:3px;margin:1px;'
             f"padding:0 2px;display:inline-block;text-align:center'>{body}"
             f"<br><sub style='color:#555'>{label}</sub></span>"
         )
@@ -161,7 +167,13 @@ def render_tokens_html(text: str, scheme: str, bpe: BPE | None = None, max_token
     return f"<div style='line-height:2.2'>{header}<br>{''.join(spans)}{note}</div>"
 
 
-def compare_html(text: str, left: str = "cl100k_base", right: str = "trained BPE", bpe: BPE | None = None, max_tokens: int = 1500) -> str:
+def compare_html(
+    text: str,
+    left: str = "cl100k_base",
+    right: str = "trained BPE",
+    bpe: BPE | None = None,
+    max_tokens: int = 1500,
+) -> str:
     """Two schemes side by side (the widget's whole display)."""
     cells = "".join(
         f"<td style='vertical-align:top;text-align:left;width:50%;padding:4px'>{render_tokens_html(text, s, bpe, max_tokens)}</td>"
@@ -174,9 +186,15 @@ def token_widget(bpe: BPE | None = None, text: str = DEFAULT_TEXT, max_tokens: i
     """The ipywidgets front end: a text box and two scheme menus over :func:`compare_html`."""
     import ipywidgets as widgets
 
-    box = widgets.Textarea(value=text, description="text", layout=widgets.Layout(width="95%", height="80px"))
+    box = widgets.Textarea(
+        value=text, description="text", layout=widgets.Layout(width="95%", height="80px")
+    )
     left = widgets.Dropdown(options=list(SCHEMES), value="cl100k_base", description="left")
-    right = widgets.Dropdown(options=list(SCHEMES), value="trained BPE" if bpe is not None else "characters", description="right")
+    right = widgets.Dropdown(
+        options=list(SCHEMES),
+        value="trained BPE" if bpe is not None else "characters",
+        description="right",
+    )
     view = widgets.HTML(value=compare_html(box.value, left.value, right.value, bpe, max_tokens))
 
     def redraw(_change=None) -> None:
