@@ -54,7 +54,7 @@ def test_options_left_out_keep_the_preset_and_given_ones_replace_it():
     [
         (["--steps", "0"], "steps must be at least 1"),
         (["--steps", "1.5"], "expected a whole number"),
-        (["--grad-clip", "-1"], "grad_clip must be positive"),
+        (["--grad-clip", "-1"], "grad_clip must be a positive finite number or None"),
         (["--checkpoint-seconds", "-1"], "checkpoint_seconds must be"),
         (["--threads", "0"], "--threads: must be at least 1"),
     ],

@@ -258,7 +258,7 @@ def test_fresh_start_ignores_a_checkpoint(tmp_path):
 def test_clear_errors():
     with pytest.raises(ValueError, match="steps must be at least 1"):
         TrainConfig(steps=0)
-    with pytest.raises(ValueError, match="lr must be a positive number"):
+    with pytest.raises(ValueError, match="lr must be a positive"):
         TrainConfig(lr=-1.0)
     with pytest.raises(ValueError, match="min_lr must lie"):
         TrainConfig(lr=1e-3, min_lr=1.0)

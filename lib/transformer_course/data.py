@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from . import _checks as check
 from . import positional, tokenizer
 from .corpus_source import (
     CORPUS_BYTES,
@@ -230,8 +231,7 @@ def train_val_split(
     """Split a token stream ``ids`` [N] into its first ``train_fraction`` and the rest,
     ``([N_train], [N_val])`` (no shuffling: the validation text is text the model never
     saw, not a sample of the same pages)."""
-    if not 0.0 < train_fraction < 1.0:
-        raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
+    check.number("train_fraction", train_fraction, above=0, below=1)
     tensor = as_ids(ids)
     if tensor.numel() < 2:
         raise ValueError(f"need at least 2 token ids to split, got {tensor.numel()}")
@@ -252,11 +252,8 @@ def get_batch(
     token for every position of ``x`` (``x`` shifted left by one). Pass a seeded
     ``torch.Generator`` for reproducible batches.
     """
-    for name, value in (("batch_size", batch_size), ("context_length", context_length)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
+    check.integer("batch_size", batch_size, minimum=1)
+    check.integer("context_length", context_length, minimum=1)
     tensor = as_ids(ids)
     if tensor.numel() < context_length + 1:
         raise ValueError(

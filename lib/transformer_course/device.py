@@ -15,6 +15,8 @@ import random
 
 import torch
 
+from . import _checks as check
+
 DEVICE_ENV_VAR = "TRANSFORMER_COURSE_DEVICE"
 _KNOWN_DEVICES = ("cuda", "mps", "cpu")
 
@@ -61,8 +63,7 @@ def seed_everything(seed: int) -> torch.Generator:
     Notebooks reseed at the top of every cell that draws random numbers, so a
     cell gives the same output however often and in whatever order it runs.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check.integer("seed", seed, minimum=None)
     random.seed(seed)
     try:
         import numpy as np

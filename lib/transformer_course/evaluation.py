@@ -14,11 +14,11 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
+from . import _checks as check
 from . import data
 from .checkpoint import unwrap
 from .device import autocast_context
 from .model import evaluating
-from .train_config import check_int
 
 
 def dist_info() -> tuple[bool, int, int]:
@@ -44,8 +44,8 @@ def evaluate(
     off (the model's train/eval mode is restored afterwards). Under ``torch.distributed`` each
     process scores a share of the windows and the sums are all-reduced.
     """
-    check_int("context_length", context_length, minimum=1)
-    check_int("batch_size", batch_size, minimum=1)
+    check.integer("context_length", context_length, minimum=1)
+    check.integer("batch_size", batch_size, minimum=1)
     stream = data.as_ids(ids).cpu()
     windows = (stream.numel() - 1) // context_length
     if windows < 1:

@@ -9,21 +9,14 @@ share. :class:`History` is what ``train`` returns and stores in its checkpoints.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import torch
 
+from . import _checks as check
+
 ON_INTERRUPT = ("return", "raise")
-
-
-def check_int(name: str, value: object, minimum: int) -> None:
-    """A TypeError unless ``value`` is an int, a ValueError naming ``name`` if below ``minimum``."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
 
 
 def _option(default: Any, help: str, **cli: Any) -> Any:  # noqa: A002 - argparse's word
@@ -87,33 +80,22 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "context_length", "eval_batch_size"):
-            check_int(name, getattr(self, name), minimum=1)
+            check.integer(name, getattr(self, name), minimum=1)
         for name in ("warmup", "eval_interval", "checkpoint_interval", "seed"):
-            check_int(name, getattr(self, name), minimum=0)
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a positive number, got {self.lr!r}")
-        if self.min_lr is not None and not (0 <= self.min_lr <= self.lr):
+            check.integer(name, getattr(self, name), minimum=0)
+        check.number("lr", self.lr, above=0)
+        if self.min_lr is not None and not (0 <= check.number("min_lr", self.min_lr) <= self.lr):
             raise ValueError(f"min_lr must lie in [0, lr={self.lr}], got {self.min_lr}")
-        seconds = self.checkpoint_seconds
-        if (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, (int, float))
-            or not 0 <= seconds < math.inf
-        ):
-            raise ValueError(
-                "checkpoint_seconds must be a number of seconds ≥ 0 (0 = no time-based saves), "
-                f"got {seconds!r}"
-            )
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay must be ≥ 0, got {self.weight_decay}")
-        if self.grad_clip is not None and self.grad_clip <= 0:
-            raise ValueError(
-                f"grad_clip must be positive or None (no clipping), got {self.grad_clip}"
-            )
-        if self.on_interrupt not in ON_INTERRUPT:
-            raise ValueError(
-                f"on_interrupt must be one of {ON_INTERRUPT}, got {self.on_interrupt!r}"
-            )
+        check.number("weight_decay", self.weight_decay, minimum=0)
+        if self.grad_clip is not None:
+            check.number("grad_clip", self.grad_clip, above=0, hint="or None (no clipping)")
+        check.number(
+            "checkpoint_seconds",
+            self.checkpoint_seconds,
+            minimum=0,
+            hint="(0 = no time-based saves)",
+        )
+        check.choice("on_interrupt", self.on_interrupt, ON_INTERRUPT)
         if self.checkpoint_path is not None:
             self.checkpoint_path = str(self.checkpoint_path)
 
