@@ -65,9 +65,17 @@ sys.path.insert(0, str(HERE))
 
 from naive_gpt import NaiveGPT  # noqa: E402
 
-from transformer_course import data, embedding  # noqa: E402
+from transformer_course import data  # noqa: E402
+from transformer_course.device import autocast_context  # noqa: E402
 from transformer_course.model import GPT  # noqa: E402
-from transformer_course.train import PRESETS, evaluate, make_optimizer, model_preset, sampled_loss  # noqa: E402
+from transformer_course.train import (  # noqa: E402
+    PRESETS,
+    evaluate,
+    make_optimizer,
+    model_preset,
+    sampled_loss,
+    train_step,
+)
 from transformer_course.vocabulary import CompactVocabulary  # noqa: E402
 
 SEED_STEPS = 5000
@@ -83,7 +91,7 @@ VARIANTS = {
 
 
 def corpus(ids: torch.Tensor | None = None):
-    ids = embedding.corpus_token_ids() if ids is None else ids  # (N,)
+    ids = data.corpus_token_ids() if ids is None else ids  # (N,)
     vocab = CompactVocabulary.from_ids(ids)
     full_train, full_val = data.train_val_split(ids)
     compact_train, compact_val = data.train_val_split(vocab.encode(ids))
@@ -115,21 +123,11 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def autocast(device: torch.device):
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    return torch.autocast("cpu", enabled=False)
-
-
 def run_steps(model, optimizer, stream, steps: int, batch: int, generator, device) -> None:
     for _ in range(steps):
         x, y = data.get_batch(stream, batch, CONTEXT, generator=generator)  # (B, T)
         x, y = x.to(device), y.to(device)
-        with autocast(device):
-            _, loss = model(x, y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        train_step(model, optimizer, x, y, autocast=autocast_context(device))
 
 
 def flops_per_token(model: torch.nn.Module) -> float:
@@ -371,22 +369,20 @@ def phase_target(args, device, results: dict) -> None:
         sync(device)
         start = time.perf_counter()
         for _ in range(args.target_eval_every):
-            for group in optimizer.param_groups:
-                group["lr"] = lr_at(
-                    step,
-                    steps=recipe.steps,
-                    lr=recipe.lr,
-                    warmup=recipe.warmup,
-                    min_lr=recipe.final_lr,
-                )
+            lr = lr_at(
+                step, steps=recipe.steps, lr=recipe.lr, warmup=recipe.warmup, min_lr=recipe.final_lr
+            )
             x, y = data.get_batch(train_ids, recipe.batch_size, CONTEXT, generator=generator)
             x, y = x.to(device), y.to(device)
-            with autocast(device):
-                _, loss = model(x, y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.grad_clip)
-            optimizer.step()
+            train_step(
+                model,
+                optimizer,
+                x,
+                y,
+                lr=lr,
+                grad_clip=recipe.grad_clip,
+                autocast=autocast_context(device),
+            )
             step += 1
         val = whole_val_loss(model, val_ids, device, batch=512)
         sync(device)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from transformer_course import checkpoint as ckpt
+from transformer_course import checkpoint_io
 from transformer_course.checkpoint import (
     CheckpointError,
     load_checkpoint,
@@ -110,7 +111,9 @@ def test_damaged_file_has_a_clear_error(tmp_path, damage, message):
         "half": data[:middle],
         "last_bytes": data[:-10],
         # bytes flipped inside the stored tensors/pickle, the zip index left whole
-        "middle": data[:middle] + bytes(b ^ 0xFF for b in data[middle : middle + 64]) + data[middle + 64 :],
+        "middle": data[:middle]
+        + bytes(b ^ 0xFF for b in data[middle : middle + 64])
+        + data[middle + 64 :],
         "empty": b"",
     }[damage]
     path.write_bytes(damaged)
@@ -147,7 +150,9 @@ def test_hostile_pickle_is_refused_with_the_whole_reason(tmp_path, container, lo
         with open(path, "wb") as handle:
             pickle.dump(Evil(str(marker)), handle, protocol=2)
     with pytest.raises(CheckpointError) as caught:
-        load_checkpoint(path, tiny()) if loader == "load_checkpoint" else model_from_checkpoint(path)
+        load_checkpoint(path, tiny()) if loader == "load_checkpoint" else model_from_checkpoint(
+            path
+        )
     message = str(caught.value)
     assert not marker.exists(), "no code may run while loading"
     assert "can run code" in message and "Do not load it" in message
@@ -170,7 +175,9 @@ def test_not_a_checkpoint_at_all(tmp_path, content, looks_like):
     path = tmp_path / "notes.pt"
     path.write_bytes(content)
     for call in (lambda: load_checkpoint(path, tiny()), lambda: model_from_checkpoint(path)):
-        with pytest.raises(CheckpointError, match=rf"is not a checkpoint: it {looks_like}.*Check the path"):
+        with pytest.raises(
+            CheckpointError, match=rf"is not a checkpoint: it {looks_like}.*Check the path"
+        ):
             call()
 
 
@@ -178,7 +185,9 @@ def test_unrelated_zip_archive(tmp_path):
     path = tmp_path / "photos.pt"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("a.txt", "hello")
-    with pytest.raises(CheckpointError, match=r"zip archive but not one written by torch.save \(it holds a.txt"):
+    with pytest.raises(
+        CheckpointError, match=r"zip archive but not one written by torch.save \(it holds a.txt"
+    ):
         load_checkpoint(path)
 
 
@@ -191,10 +200,12 @@ def test_folder_and_unreadable_file(tmp_path, monkeypatch):
         def refuse(*args, **kwargs):
             raise PermissionError(13, "Permission denied", str(path))
 
-        monkeypatch.setattr(ckpt, "open", refuse, raising=False)
+        monkeypatch.setattr(checkpoint_io, "open", refuse, raising=False)
     else:
         path.chmod(0)
-    with pytest.raises(PermissionError, match=r"cannot read .*locked.pt: permission denied.*may be fine") as caught:
+    with pytest.raises(
+        PermissionError, match=r"cannot read .*locked.pt: permission denied.*may be fine"
+    ) as caught:
         load_checkpoint(path)
     assert "corrupt" not in str(caught.value) and "Delete" not in str(caught.value)
 
@@ -205,8 +216,13 @@ def test_course_marker_with_broken_contents(tmp_path):
     with pytest.raises(CheckpointError, match="no model weights"):
         load_checkpoint(no_model, tiny())
     list_config = tmp_path / "list_config.pt"
-    torch.save({"format": ckpt.FORMAT, "model": tiny().state_dict(), "model_config": [1, 2]}, list_config)
-    for call in (lambda: load_checkpoint(list_config, tiny()), lambda: model_from_checkpoint(list_config)):
+    torch.save(
+        {"format": ckpt.FORMAT, "model": tiny().state_dict(), "model_config": [1, 2]}, list_config
+    )
+    for call in (
+        lambda: load_checkpoint(list_config, tiny()),
+        lambda: model_from_checkpoint(list_config),
+    ):
         with pytest.raises(CheckpointError, match="model config that is a list"):
             call()
 
@@ -222,7 +238,10 @@ def test_huge_claimed_config_is_refused_before_allocating(tmp_path, monkeypatch)
         "transformer_course.model.GPT.__init__",
         _recording(built, __import__("transformer_course.model", fromlist=["GPT"]).GPT.__init__),
     )
-    with pytest.raises(CheckpointError, match=r"token_embedding.weight: config gives \[1000000000, 16\], file has \[40, 16\]"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"token_embedding.weight: config gives \[1000000000, 16\], file has \[40, 16\]",
+    ):
         model_from_checkpoint(path)
     assert built == ["meta"], "only the shape-only skeleton may be built"
 
@@ -256,7 +275,9 @@ def test_optimizer_state_that_does_not_fit(tmp_path):
     path = save_checkpoint(tmp_path / "m.pt", model, plain)
     fresh = tiny(seed=5)
     before = [p.clone() for p in fresh.parameters()]
-    with pytest.raises(CheckpointError, match=r"optimizer state that does not fit.*1 parameter group.*--fresh"):
+    with pytest.raises(
+        CheckpointError, match=r"optimizer state that does not fit.*1 parameter group.*--fresh"
+    ):
         load_checkpoint(path, fresh, make_optimizer(fresh))
     assert all(torch.equal(a, b) for a, b in zip(before, fresh.parameters())), "weights untouched"
 

@@ -121,7 +121,9 @@ def test_module_entry_point(monkeypatch, capsys):
     """``python -m transformer_course`` runs ``main`` (run in-process: a subprocess would pay
     PyTorch's import again)."""
     monkeypatch.setattr(sys, "argv", ["transformer_course", "train", "--help"])
-    monkeypatch.delitem(sys.modules, "transformer_course.__main__", raising=False)  # as a fresh `python -m`
+    monkeypatch.delitem(
+        sys.modules, "transformer_course.__main__", raising=False
+    )  # as a fresh `python -m`
     with pytest.raises(SystemExit) as exit_info:
         runpy.run_module("transformer_course", run_name="__main__")
     assert exit_info.value.code == 0
@@ -149,7 +151,9 @@ def _error_line(capsys) -> str:
         ({"TIKTOKEN_CACHE_DIR": "{file}"}, ["train", "--text", "{file}"], "$TIKTOKEN_CACHE_DIR is .*a file"),
     ],
 )  # fmt: skip
-def test_environment_and_device_errors_are_one_line(tmp_path, monkeypatch, capsys, env, argv, message):
+def test_environment_and_device_errors_are_one_line(
+    tmp_path, monkeypatch, capsys, env, argv, message
+):
     import re
 
     file = tmp_path / "notes.txt"
@@ -172,7 +176,9 @@ def test_cuda_without_cuda_is_one_line(monkeypatch, capsys):
     assert "CUDA is not available here" in _error_line(capsys)
 
 
-@pytest.mark.parametrize("content", [b"hello world", b"these are my notes", b'{"a": 1}', b"", b"\x80\x02garbage"])
+@pytest.mark.parametrize(
+    "content", [b"hello world", b"these are my notes", b'{"a": 1}', b"", b"\x80\x02garbage"]
+)
 @pytest.mark.parametrize("command", ["train", "generate"])
 def test_bad_checkpoint_files_are_one_line(tmp_path, text_file, capsys, content, command):
     path = tmp_path / "bad.pt"
@@ -226,13 +232,40 @@ def test_special_token_text_is_ordinary_text(tmp_path, capsys):
     text = tmp_path / "special.txt"
     text.write_text(TEXT + " <|endoftext|> " + TEXT, encoding="utf-8")
     checkpoint = tmp_path / "gpt.pt"
-    assert main(["train", "--text", str(text), "--checkpoint", str(checkpoint), *TINY, "--steps", "2"]) == 0
+    assert (
+        main(["train", "--text", str(text), "--checkpoint", str(checkpoint), *TINY, "--steps", "2"])
+        == 0
+    )
     capsys.readouterr()
-    assert main(["generate", "The customer <|endoftext|>", "--checkpoint", str(checkpoint), "--max-new-tokens", "2"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "The customer <|endoftext|>",
+                "--checkpoint",
+                str(checkpoint),
+                "--max-new-tokens",
+                "2",
+            ]
+        )
+        == 0
+    )
 
 
 def test_summary_line_shows_threads_and_save_interval(tmp_path, text_file, capsys):
-    assert run_train(text_file, tmp_path / "gpt.pt", "--steps", "2", "--threads", "1", "--checkpoint-seconds", "30") == 0
+    assert (
+        run_train(
+            text_file,
+            tmp_path / "gpt.pt",
+            "--steps",
+            "2",
+            "--threads",
+            "1",
+            "--checkpoint-seconds",
+            "30",
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "1 torch thread;" in out and "checkpoint every 30 s to" in out
 
@@ -249,5 +282,8 @@ def test_unwritable_checkpoint_folder_is_refused_before_training(tmp_path, text_
     blocker.write_text("x")
     assert run_train(text_file, blocker / "gpt.pt", "--steps", "2") == 2
     captured = capsys.readouterr()
-    assert captured.err.startswith("error: cannot write checkpoints to") and "--checkpoint" in captured.err
+    assert (
+        captured.err.startswith("error: cannot write checkpoints to")
+        and "--checkpoint" in captured.err
+    )
     assert "parameters" not in captured.out, "refused before the model is built and trained"

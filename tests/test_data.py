@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 
+import datasets
 import pytest
 import torch
 from hypothesis import given, settings
@@ -51,13 +52,30 @@ def test_env_var_pointing_nowhere_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def _offline(monkeypatch, tmp_path):
+    """No corpus on disk and no network: the Hub's dataset cannot be reached."""
     monkeypatch.delenv(data.CORPUS_ENV_VAR, raising=False)
     monkeypatch.setenv(data.DATA_DIR_ENV_VAR, str(tmp_path))
+    _serve_hub(monkeypatch, None)
 
-    def refuse(*args, **kwargs):
-        raise OSError("network is unreachable")
 
-    monkeypatch.setattr(data.urllib.request, "urlopen", refuse)
+def _serve_hub(monkeypatch, payload: str | None):
+    """``datasets.load_dataset`` answers the Hub id with ``payload`` (None: unreachable), and
+    checks it is asked the way that keeps the text whole; local files load for real."""
+    real = datasets.load_dataset
+
+    def load_dataset(path, *args, **kwargs):
+        if path != data.CORPUS_DATASET:
+            return real(path, *args, **kwargs)
+        assert kwargs == {
+            "data_files": data.CORPUS_FILENAME,
+            "sample_by": "document",
+            "split": "train",
+        }
+        if payload is None:
+            raise ConnectionError(f"Couldn't reach '{path}' on the Hub (LocalEntryNotFoundError)")
+        return datasets.Dataset.from_dict({"text": [payload]})
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
 
 
 def test_offline_without_a_cached_corpus_says_what_to_do(tmp_path, monkeypatch):
@@ -65,28 +83,18 @@ def test_offline_without_a_cached_corpus_says_what_to_do(tmp_path, monkeypatch):
     with pytest.raises(ConnectionError) as info:
         data.load_text()
     message = str(info.value)
-    assert data.CORPUS_FILENAME in message and str(tmp_path) in message and data.CORPUS_ENV_VAR in message
+    assert (
+        data.CORPUS_FILENAME in message
+        and str(tmp_path) in message
+        and data.CORPUS_ENV_VAR in message
+    )
+    assert data.CORPUS_DATASET in message
     assert list(tmp_path.iterdir()) == [], "no partial file may stay behind"
-
-
-class _FakeResponse:
-    def __init__(self, payload: bytes):
-        self.payload, self.headers = payload, {"Content-Length": str(len(payload))}
-
-    def read(self, n):
-        chunk, self.payload = self.payload[:n], self.payload[n:]
-        return chunk
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def test_corrupt_download_never_stays_in_the_cache(tmp_path, monkeypatch):
     _offline(monkeypatch, tmp_path)
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(b"not the corpus"))
+    _serve_hub(monkeypatch, "not the corpus")
     with pytest.raises(ValueError, match="SHA-256"):
         data.load_text()
     assert list(tmp_path.iterdir()) == []
@@ -94,12 +102,11 @@ def test_corrupt_download_never_stays_in_the_cache(tmp_path, monkeypatch):
 
 def test_good_download_lands_in_the_cache(tmp_path, monkeypatch, corpus_text):
     _offline(monkeypatch, tmp_path)
-    payload = corpus_text.encode("utf-8")
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(payload))
+    _serve_hub(monkeypatch, corpus_text)
     assert data.load_text() == corpus_text
     assert [p.name for p in tmp_path.iterdir()] == [data.CORPUS_FILENAME]
-    # Second call reads the cache: the network is never asked again.
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: pytest.fail("downloaded twice"))
+    # Second call reads the cache: the Hub is never asked again.
+    _serve_hub(monkeypatch, None)
     assert data.load_text() == corpus_text
 
 
@@ -152,7 +159,9 @@ def test_get_batch_windows_come_from_the_stream(length, batch_size, context_leng
         with pytest.raises(ValueError):
             data.get_batch(ids, batch_size, context_length)
         return
-    x, y = data.get_batch(ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed))
+    x, y = data.get_batch(
+        ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed)
+    )
     position = {int(v): i for i, v in enumerate(ids)}
     for row_x, row_y in zip(x.tolist(), y.tolist()):
         start = position[row_x[0]]
@@ -186,8 +195,7 @@ def test_damaged_cached_corpus_offline_is_reported_as_damaged(tmp_path, monkeypa
 def test_damaged_cached_corpus_is_replaced_when_online(tmp_path, monkeypatch, corpus_text):
     _offline(monkeypatch, tmp_path)
     (tmp_path / data.CORPUS_FILENAME).write_text("not the corpus", encoding="utf-8")
-    payload = corpus_text.encode("utf-8")
-    monkeypatch.setattr(data.urllib.request, "urlopen", lambda *a, **k: _FakeResponse(payload))
+    _serve_hub(monkeypatch, corpus_text)
     assert data.load_text() == corpus_text
 
 
@@ -209,5 +217,7 @@ def test_data_dir_variable_naming_a_file(tmp_path, monkeypatch):
     file.write_text("x")
     monkeypatch.delenv(data.CORPUS_ENV_VAR, raising=False)
     monkeypatch.setenv(data.DATA_DIR_ENV_VAR, str(file))
-    with pytest.raises(NotADirectoryError, match=r"\$TRANSFORMER_COURSE_DATA is .*a file, not a folder"):
+    with pytest.raises(
+        NotADirectoryError, match=r"\$TRANSFORMER_COURSE_DATA is .*a file, not a folder"
+    ):
         data.load_text()

@@ -59,7 +59,13 @@ def test_embedded_equals_one_hot_matmul(batch):
 
 def test_inputs_are_embeddings_plus_closed_form_pe(batch):
     pe = torch.tensor(
-        [[(math.sin if c % 2 == 0 else math.cos)(p / 10000 ** (2 * (c // 2) / 64)) for c in range(64)] for p in range(16)]
+        [
+            [
+                (math.sin if c % 2 == 0 else math.cos)(p / 10000 ** (2 * (c // 2) / 64))
+                for c in range(64)
+            ]
+            for p in range(16)
+        ]
     )
     torch.testing.assert_close(batch.positional, pe, atol=1e-6, rtol=0)
     torch.testing.assert_close(batch.inputs, batch.embedded + pe[None], atol=1e-6, rtol=1e-6)
@@ -88,7 +94,9 @@ def test_global_rng_untouched(corpus_ids):
 
 def test_small_corpus_and_sizes(cl100k):
     ids = torch.arange(100, 160)  # (60,)
-    small = embedding.course_batch(seed=3, batch_size=2, context_length=8, d_model=6, corpus_ids=ids)
+    small = embedding.course_batch(
+        seed=3, batch_size=2, context_length=8, d_model=6, corpus_ids=ids
+    )
     assert small.vocab_size == 160
     assert small.inputs.shape == (2, 8, 6)
     torch.testing.assert_close(small.y, small.x + 1)  # consecutive ids: next token is id + 1

@@ -266,7 +266,7 @@ def test_read_only_folder(tmp_path, monkeypatch):
 
 
 def test_time_based_saves(tmp_path, monkeypatch):
-    import transformer_course.train as training
+    import transformer_course._train_run as training
 
     saved_at = []
     real = training.save_checkpoint

@@ -18,103 +18,64 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
+
+from ._cli_options import HelpFormatter, add_config_options, number, whole_number
+from ._launch import (
+    SMALL_STEP_MACS,
+    auto_threads,
+    check_writable,
+    choose_threads,
+    distributed_setup,
+    interrupt_status,
+)
+
+__all__ = ["SMALL_STEP_MACS", "auto_threads", "build_parser", "main", "parse_args"]
 
 DEFAULT_CHECKPOINT = "checkpoints/gpt.pt"
 
-#: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
-#: is fastest: the work per operation is too small to share, and extra threads mostly wait for
-#: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
-#: 8.5e9 per step) was faster on one thread; see auto_threads for the numbers.
-SMALL_STEP_MACS = 5e10
+#: Where the command line's default differs from the preset's: it always keeps a checkpoint.
+TRAIN_DEFAULTS = {"checkpoint_path": DEFAULT_CHECKPOINT, "checkpoint_interval": 500}
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def auto_threads(parameters: int, tokens_per_step: int, cores: int | None = None) -> int:
-    """The torch thread count the command line trains with (11_training; issue 18).
-
-    One thread when a step is small (``parameters × tokens_per_step`` below
-    :data:`SMALL_STEP_MACS`), else every core. Measured on a 2-core machine shared with other
-    jobs, tokens/s at 2 threads relative to 1 (benchmarks/bench_threads.py, medians): the
-    default CLI model (642 k parameters × 512 tokens per step) 0.22×, and through the CLI itself
-    10,541 vs 7,436 tokens/s (0.71×); the full-vocabulary model (6.8 M × 512) 0.39×; the "gpu"
-    preset's model (2.1 M × 4,096) 0.42×. The gap narrows as steps grow, so steps far larger than
-    any measured here get every core. ``--threads`` overrides the rule.
-    """
-    cores = cores or os.cpu_count() or 1
-    if parameters * tokens_per_step < SMALL_STEP_MACS:
-        return 1
-    return max(1, cores)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows "(default: …)" only where there is a default worth showing."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default is None or action.default is False or "default" in (action.help or ""):
-            return action.help or ""
-        return super()._get_help_string(action)
+#: The ``GPTConfig`` fields ``train`` offers as options, with their help (a new one: one line).
+MODEL_OPTIONS = {
+    "d_model": "width of every token vector, C",
+    "n_heads": "attention heads per block, must divide --d-model",
+    "n_layers": "number of Transformer blocks",
+    "dropout": "dropout probability during training",
+    "positional": "how the model knows positions: the seed's sinusoidal table, a learned table, "
+    "RoPE, or none",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
-    from .model import POSITIONALS
-    from .train import MODEL_PRESETS, PRESETS
-
-    demo, model = PRESETS["cpu-demo"], MODEL_PRESETS["cpu-demo"]
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course",
         description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
         epilog="Run 'python -m transformer_course COMMAND --help' for the options of a command.",
     )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help="show the full traceback of an error instead of one 'error:' line",
-    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_train(commands)
+    _add_generate(commands)
+    for sub in (parser, *commands.choices.values()):
+        sub.add_argument(
+            "--debug",
+            action="store_true",
+            default=False if sub is parser else argparse.SUPPRESS,
+            help="show the full traceback of an error instead of one 'error:' line",
+        )
+    return parser
+
+
+def _add_train(commands) -> None:
+    from dataclasses import asdict
+
+    from .model import POSITIONALS, GPTConfig
+    from .train import MODEL_PRESETS, PRESETS, TrainConfig
 
     train = commands.add_parser(
         "train",
@@ -124,292 +85,97 @@ def build_parser() -> argparse.ArgumentParser:
             "Under torchrun each process trains on its own batches and DistributedDataParallel "
             "averages the gradients (gloo on the CPU, nccl on CUDA GPUs)."
         ),
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     group = train.add_argument_group("data")
-    group.add_argument(
-        "--text", default=None, help="UTF-8 text file to train on (default: the sales textbook)"
-    )
+    group.add_argument("--text", help="UTF-8 text file to train on (default: the sales textbook)")
     group.add_argument(
         "--vocab",
         choices=["compact", "full"],
         default="compact",
-        help="'compact': only the token ids the text uses (3,771 for the textbook); 'full': every id up to the largest one",
+        help="'compact': only the token ids the text uses (3,771 for the textbook); "
+        "'full': every id up to the largest one",
     )
     group = train.add_argument_group("model (a GPTConfig; unset options come from --preset)")
-    group.add_argument(
-        "--d-model",
-        type=_positive_int,
-        help=f"width of every token vector, C (cpu-demo: {model['d_model']})",
-    )
-    group.add_argument(
-        "--n-heads",
-        type=_positive_int,
-        help=f"attention heads per block, must divide --d-model (cpu-demo: {model['n_heads']})",
-    )
-    group.add_argument(
-        "--n-layers",
-        type=_positive_int,
-        help=f"number of Transformer blocks (cpu-demo: {model['n_layers']})",
-    )
-    group.add_argument(
-        "--dropout",
-        type=_non_negative_float,
-        help=f"dropout probability during training (cpu-demo: {model['dropout']})",
-    )
-    group.add_argument(
-        "--positional",
-        choices=list(POSITIONALS),
-        help=f"how the model knows positions: the seed's sinusoidal table, a learned table, RoPE, or none (cpu-demo: {model['positional']})",
-    )
+    add_config_options(
+        group, GPTConfig, MODEL_PRESETS["cpu-demo"], "cpu-demo", only=MODEL_OPTIONS,
+        choices={"positional": POSITIONALS},
+    )  # fmt: skip
     group = train.add_argument_group("training (a TrainConfig; unset options come from --preset)")
     group.add_argument(
         "--preset",
         choices=sorted(PRESETS),
         default="cpu-demo",
-        help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, 5000 steps), 'gpu' (longer, bigger batches)",
+        help="recipe: 'cpu-demo' (11_training's run), 'seed' (the source's batch 4, lr 1e-3, "
+        "5000 steps), 'gpu' (longer, bigger batches)",
     )
-    group.add_argument(
-        "--steps", type=_positive_int, help=f"optimisation steps in total (cpu-demo: {demo.steps})"
-    )
-    group.add_argument(
-        "--batch-size", type=_positive_int, help=f"sequences per step (cpu-demo: {demo.batch_size})"
-    )
-    group.add_argument(
-        "--context-length",
-        type=_positive_int,
-        help=f"tokens per sequence, also the model's context (cpu-demo: {demo.context_length})",
-    )
-    group.add_argument(
-        "--lr", type=_positive_float, help=f"peak learning rate (cpu-demo: {demo.lr})"
-    )
-    group.add_argument(
-        "--min-lr",
-        type=_non_negative_float,
-        help="learning rate at the end of the cosine (default: lr / 10)",
-    )
-    group.add_argument(
-        "--warmup",
-        type=_non_negative_int,
-        help=f"steps of linear warm-up (cpu-demo: {demo.warmup})",
-    )
-    group.add_argument(
-        "--weight-decay",
-        type=_non_negative_float,
-        help=f"AdamW weight decay on matrices (cpu-demo: {demo.weight_decay})",
-    )
-    group.add_argument(
-        "--grad-clip",
-        type=_non_negative_float,
-        help=f"clip the gradient norm to this; 0 = no clipping (cpu-demo: {demo.grad_clip})",
-    )
-    group.add_argument(
-        "--eval-interval",
-        type=_non_negative_int,
-        help=f"validate (whole validation split) every N steps; 0 = only at the end (cpu-demo: {demo.eval_interval})",
-    )
-    group.add_argument(
-        "--seed",
-        type=_non_negative_int,
-        default=0,
-        help="seed for the initial weights, the batches and dropout",
-    )
-    group.add_argument(
-        "--device",
-        default=None,
-        help="cpu, cuda or mps (default: the best available; under torchrun, cuda:LOCAL_RANK)",
-    )
-    group.add_argument(
-        "--no-autocast",
-        action="store_true",
-        help="train in float32 even on CUDA (default: bf16 autocast there)",
-    )
-    group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    checkpoints = train.add_argument_group("checkpoints")
+    add_config_options(
+        group, TrainConfig, asdict(PRESETS["cpu-demo"]), "cpu-demo", defaults=TRAIN_DEFAULTS,
+        groups={"checkpoints": checkpoints},
+    )  # fmt: skip
     group.add_argument(
         "--threads",
-        type=_positive_int,
-        default=None,
+        type=whole_number,
         help="torch threads on the CPU (default: 1 for small models, where more threads only "
         "wait for each other; every core for big ones)",
     )
-    group = train.add_argument_group("checkpoints")
-    group.add_argument(
-        "--checkpoint",
-        default=DEFAULT_CHECKPOINT,
-        help="where the checkpoint is written and resumed from",
-    )
-    group.add_argument(
-        "--checkpoint-interval",
-        type=_non_negative_int,
-        default=500,
-        help="also checkpoint every N steps; 0 = only at the end and on Ctrl-C",
-    )
-    group.add_argument(
-        "--checkpoint-seconds",
-        type=_non_negative_float,
-        default=60.0,
-        help="also checkpoint whenever this many seconds of training have passed since the last "
-        "save, so a killed run loses at most that much; 0 = never by time",
-    )
-    group.add_argument(
-        "--fresh",
-        action="store_true",
-        help="ignore an existing checkpoint and start from step 0 (it is overwritten)",
-    )
 
+
+def _add_generate(commands) -> None:
     gen = commands.add_parser(
         "generate",
         help="continue a prompt with a trained checkpoint",
         description="Load a checkpoint written by 'train' and continue PROMPT token by token.",
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     gen.add_argument("prompt", help="the text to continue (at least one token)")
     gen.add_argument(
         "--checkpoint", default=DEFAULT_CHECKPOINT, help="checkpoint written by 'train'"
     )
-    gen.add_argument(
-        "--max-new-tokens", type=_non_negative_int, default=50, help="how many tokens to add"
-    )
-    gen.add_argument(
-        "--temperature",
-        type=_non_negative_float,
-        default=0.8,
-        help="softmax temperature; 0 = greedy (always the most probable token)",
-    )
-    gen.add_argument(
-        "--top-k",
-        type=_positive_int,
-        default=None,
-        help="sample only among the k most probable tokens",
-    )
-    gen.add_argument(
-        "--top-p",
-        type=_positive_float,
-        default=None,
-        help="sample only among the most probable tokens whose probabilities add up to p (0 < p ≤ 1)",
-    )
-    gen.add_argument(
-        "--seed",
-        type=_non_negative_int,
-        default=0,
-        help="seed of the sampling, for a reproducible continuation",
-    )
-    gen.add_argument(
-        "--device", default=None, help="cpu, cuda or mps (default: the best available)"
-    )
-    for sub in (train, gen):
-        sub.add_argument(
-            "--debug",
-            action="store_true",
-            default=argparse.SUPPRESS,
-            help="show the full traceback of an error instead of one 'error:' line",
-        )
-    return parser
+    options = (
+        ("--max-new-tokens", whole_number, 50, "how many tokens to add"),
+        ("--temperature", number, 0.8, "softmax temperature; 0 = greedy (always the most probable token)"),
+        ("--top-k", whole_number, None, "sample only among the k most probable tokens"),
+        ("--top-p", number, None, "sample only among the most probable tokens whose probabilities "
+         "add up to p (0 < p ≤ 1)"),
+        ("--seed", whole_number, 0, "seed of the sampling, for a reproducible continuation"),
+    )  # fmt: skip
+    for option, parse, default, text in options:
+        gen.add_argument(option, type=parse, default=default, help=text)
+    gen.add_argument("--device", help="cpu, cuda or mps (default: the best available)")
 
 
-def _distributed_setup(requested_device: str | None):
-    """Join the process group torchrun describes (if any); return (device, rank, world)."""
-    import torch
-    from torch import distributed as dist
+def training_config(args: argparse.Namespace):
+    """The ``TrainConfig`` the options ask for: ``--preset``'s recipe with every given option set."""
+    from .train import PRESETS, TrainConfig
 
-    from .device import pick_device
-
-    world = _env_int("WORLD_SIZE", 1)
-    if world <= 1:
-        return pick_device(requested_device), 0, 1
-    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
-    if missing:
-        raise ValueError(
-            f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
-            "not: start several processes with 'torchrun --nproc_per_node=N -m transformer_course "
-            "train', or unset WORLD_SIZE to train in one process"
-        )
-    rank = _env_int("RANK", 0)
-    local_rank = _env_int("LOCAL_RANK", 0)
-    if not 0 <= rank < world:
-        raise ValueError(f"RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{world - 1}; start with torchrun")
-    device = pick_device(requested_device)
-    if device.type == "cuda":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        backend = "nccl"
-    else:
-        device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
-        backend = "gloo"
-    try:
-        dist.init_process_group(backend=backend)
-    except (ValueError, RuntimeError) as exc:
-        raise ValueError(
-            f"could not join the {world} training processes ({str(exc).splitlines()[0]}); start "
-            "them with torchrun, or unset WORLD_SIZE to train in one process"
-        ) from exc
-    return device, dist.get_rank(), dist.get_world_size()
+    overrides = {}
+    for spec in fields(TrainConfig):
+        value = getattr(args, spec.name, None)
+        if value is not None:
+            zero_is_none = spec.metadata.get("zero_is_none") and value == 0
+            overrides[spec.name] = None if zero_is_none else value
+    return replace(PRESETS[args.preset], **overrides)
 
 
-def _env_int(name: str, default: int) -> int:
-    text = os.environ.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(
-            f"the environment variable {name}={text!r} is not a whole number; torchrun sets it, "
-            f"so unset it (unset {name}) or start the run with torchrun"
-        ) from None
-    if value < 0:
-        raise ValueError(f"the environment variable {name}={value} must be 0 or more; unset it")
-    return value
-
-
-def _choose_threads(args: argparse.Namespace, parameters: int, tokens_per_step: int, device) -> int:
-    """Set and return the torch thread count: --threads, else the size rule, shared by the
-    processes of this machine under torchrun."""
-    import torch
-
-    if args.threads is not None:
-        threads = args.threads
-    else:
-        local = _env_int("LOCAL_WORLD_SIZE", 1) or 1
-        cores = max(1, (os.cpu_count() or 1) // local)
-        threads = auto_threads(parameters, tokens_per_step, cores)
-    if device.type == "cpu" or args.threads is not None:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
-
-
-def _training_config(args: argparse.Namespace, device, checkpoint: str):
-    from .train import PRESETS
-
-    overrides = {
-        name: getattr(args, name)
-        for name in (
-            "steps",
-            "batch_size",
-            "context_length",
-            "lr",
-            "min_lr",
-            "warmup",
-            "weight_decay",
-            "eval_interval",
-        )
-        if getattr(args, name) is not None
-    }
-    if args.grad_clip is not None:
-        overrides["grad_clip"] = args.grad_clip or None
-    preset = PRESETS[args.preset]
-    return replace(
-        preset,
-        **overrides,
-        seed=args.seed,
-        device=str(device),
-        autocast=not args.no_autocast,
-        progress=not args.no_progress,
-        checkpoint_path=checkpoint,
-        checkpoint_interval=args.checkpoint_interval,
-        checkpoint_seconds=args.checkpoint_seconds,
-        resume=not args.fresh,
-    )
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line; a bad training setting exits with status 2 and argparse's usage,
+    as a malformed option does. ``train``'s namespace carries its ``train_config``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    refuse = command.choices[args.command].error
+    if args.command == "train":
+        try:
+            args.train_config = training_config(args)
+        except (TypeError, ValueError) as exc:
+            refuse(str(exc))
+        if args.threads is not None and args.threads < 1:
+            refuse(f"argument --threads: must be at least 1, got {args.threads}")
+    elif args.seed < 0:
+        refuse(f"argument --seed: must be 0 or more, got {args.seed}")
+    return args
 
 
 def _describe_saves(config) -> str:
@@ -423,81 +189,76 @@ def _describe_saves(config) -> str:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    """``train``: read and tokenize the text, build the model, train it; returns the exit status."""
     import torch
     from torch import distributed as dist
 
-    from . import data, tokenizer
-    from .checkpoint import CheckpointError, read_checkpoint
+    from .data import load_corpus
     from .model import GPT
-    from .train import model_preset
-    from .vocabulary import CompactVocabulary
+    from .train import model_preset, train
 
-    say = print
-    checkpoint = Path(args.checkpoint)
+    checkpoint = Path(args.train_config.checkpoint_path)
     try:
-        device, rank, world = _distributed_setup(args.device)
-        say = print if rank == 0 else (lambda *a, **k: None)
-        text = data.load_text(args.text)
-        # A text may contain "<|endoftext|>": train on it as ordinary characters.
-        ids = torch.tensor(
-            tokenizer.get_encoding().encode(text, disallowed_special=()), dtype=torch.long
-        )  # (N,)
-        if args.vocab == "compact":
-            vocab = CompactVocabulary.from_ids(ids)
-            vocab_size, stream, meta = (
-                vocab.size,
-                vocab.encode(ids),
-                {"vocabulary": vocab.to_list()},
-            )
-        else:
-            vocab_size, stream, meta = int(ids.max()) + 1, ids, {"vocabulary": None}
-        meta["encoding"] = "cl100k_base"
-        train_ids, val_ids = data.train_val_split(stream)
-        config = _training_config(args, device, args.checkpoint)
+        device, rank, world = distributed_setup(args.device)
+        say = print if rank == 0 else _silent
+        corpus = load_corpus(args.text, vocab=args.vocab)
+        config = replace(args.train_config, device=str(device))
         chosen = {
-            name: getattr(args, name)
-            for name in ("d_model", "n_heads", "n_layers", "dropout", "positional")
-            if getattr(args, name) is not None
+            name: getattr(args, name) for name in MODEL_OPTIONS if getattr(args, name) is not None
         }
         model_config = model_preset(
-            args.preset, vocab_size, **chosen, context_length=config.context_length
+            args.preset, corpus.vocab_size, **chosen, context_length=config.context_length
         )
-        if checkpoint.exists() and not args.fresh:
-            saved = read_checkpoint(checkpoint)
-            if saved.get("vocabulary") != meta["vocabulary"]:
-                raise CheckpointError(
-                    f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
-                    "use --fresh to start over or pass another --checkpoint"
-                )
-            say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+        _check_resumable(checkpoint, config, corpus.codec.meta(), say)
         if rank == 0:
-            _check_writable(checkpoint)
+            check_writable(checkpoint)
         torch.manual_seed(config.seed)  # the same initial weights on every process
         model = GPT(model_config)
-        threads = _choose_threads(
-            args, model.num_parameters(), config.batch_size * config.context_length, device
-        )
+        tokens_per_step = config.batch_size * config.context_length
+        threads = choose_threads(args.threads, model.num_parameters(), tokens_per_step, device)
         say(
-            f"{model.num_parameters():,} parameters, vocabulary {vocab_size:,} ({args.vocab}), "
-            f"{train_ids.numel():,} training / {val_ids.numel():,} validation tokens, "
+            f"{model.num_parameters():,} parameters, vocabulary {corpus.vocab_size:,} ({args.vocab}), "
+            f"{corpus.train_ids.numel():,} training / {corpus.val_ids.numel():,} validation tokens, "
             f"{world} process{'es' if world > 1 else ''} on {device.type}, "
             f"{threads} torch thread{'s' if threads > 1 else ''}; {_describe_saves(config)}"
         )
-        from .train import train
-
-        history = train(model, train_ids, val_ids, config, meta=meta)
+        history = train(model, corpus.train_ids, corpus.val_ids, config, meta=corpus.codec.meta())
     finally:
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
+    return _report(history, checkpoint, say)
+
+
+def _silent(*_args: Any, **_kwargs: Any) -> None:
+    """``print`` for the processes other than rank 0, which say nothing."""
+
+
+def _check_resumable(checkpoint: Path, config, meta: dict[str, Any], say) -> None:
+    """Refuse to resume a checkpoint trained on another vocabulary; say where a resume starts."""
+    from .checkpoint import CheckpointError, read_checkpoint
+
+    if not (checkpoint.exists() and config.resume):
+        return
+    saved = read_checkpoint(checkpoint)
+    if saved.get("vocabulary") != meta["vocabulary"]:
+        raise CheckpointError(
+            f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
+            "use --fresh to start over or pass another --checkpoint"
+        )
+    say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
+
+
+def _report(history, checkpoint: Path, say) -> int:
+    """The closing lines of a run, and its exit status (128 + the signal's number if stopped)."""
+    from .diagnostics import perplexity
+
     if history.interrupted:
         say(
             f"interrupted ({history.stopped_by}) after step {history.steps}; checkpoint kept at "
             f"{checkpoint} — run the same command to resume"
         )
-        return _interrupt_status(history.stopped_by)
+        return interrupt_status(history.stopped_by)
     if history.val_loss:
-        from .diagnostics import perplexity
-
         say(
             f"step {history.steps}: validation loss {history.val_loss[-1]:.3f}, perplexity "
             f"{perplexity(history.val_loss[-1]):.1f} (whole validation split)"
@@ -507,40 +268,15 @@ def command_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_writable(checkpoint: Path) -> None:
-    """Refuse an unwritable --checkpoint before training, not after the work is done."""
-    import tempfile
-
-    from .checkpoint import CheckpointSaveError
-
-    try:
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=checkpoint.parent):
-            pass
-    except OSError as exc:
-        raise CheckpointSaveError(
-            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
-            "--checkpoint path in a writable folder"
-        ) from exc
-
-
-def _interrupt_status(name: str) -> int:
-    """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
-    import signal
-
-    number = getattr(signal, name, None) if name.startswith("SIG") else None
-    return 128 + int(number) if number is not None else 130
-
-
 def command_generate(args: argparse.Namespace) -> int:
+    """``generate``: continue the prompt with a checkpoint's model, printing each token as it comes."""
     import torch
 
-    from . import tokenizer
     from .checkpoint import model_from_checkpoint
+    from .data import Codec
     from .device import pick_device
     from .generate import generate
     from .streaming import TokenStreamer
-    from .vocabulary import CompactVocabulary
 
     # A prompt with undecodable bytes arrives as lone surrogates; print them as "?", never fail.
     with contextlib.suppress(AttributeError, ValueError):  # a replaced stdout may not reconfigure
@@ -548,41 +284,25 @@ def command_generate(args: argparse.Namespace) -> int:
     try:
         device = pick_device(args.device)
         model, saved = model_from_checkpoint(args.checkpoint, device=device)
-        encoding = tokenizer.get_encoding(saved.get("encoding", "cl100k_base"))
+        codec = Codec.from_meta(saved)
         # "<|endoftext|>" in a prompt is ordinary text here, as in training.
-        ids = torch.tensor(encoding.encode(args.prompt, disallowed_special=()), dtype=torch.long)  # (T,)
+        ids = codec.encode(args.prompt, what="the prompt")  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
-        vocab = (
-            CompactVocabulary(torch.tensor(saved["vocabulary"]))
-            if saved.get("vocabulary")
-            else None
-        )
-        if vocab is not None:
-            unknown = ids[~vocab.contains(ids)]
-            if unknown.numel():
-                pieces = ", ".join(repr(encoding.decode([int(i)])) for i in unknown[:8])
-                raise ValueError(
-                    f"the prompt has tokens the model's compact vocabulary does not know: {pieces}; "
-                    "rephrase it with words from the training text"
-                )
-            ids = vocab.encode(ids)
-        context = model.config.context_length
         # Print each token as it comes; the streamer holds back a character split across
         # tokens (a Chinese character or an emoji) until its last byte arrives.
-        streamer = TokenStreamer(encoding.decode_single_token_bytes)
+        streamer = TokenStreamer(codec.encoding.decode_single_token_bytes)
         shown = []
 
         def show(token: torch.Tensor) -> None:  # token: (1,)
             if not shown:
                 print(args.prompt, end="", flush=True)
                 shown.append(True)
-            original = token.cpu() if vocab is None else vocab.decode(token.cpu())  # (1,)
-            print(streamer.push(int(original[0])), end="", flush=True)
+            print(streamer.push(int(codec.original_ids(token)[0])), end="", flush=True)
 
         generate(
             model,
-            ids[-context:].to(device),
+            ids[-model.config.context_length :].to(device),
             args.max_new_tokens,
             temperature=args.temperature,
             top_k=args.top_k,
@@ -642,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr), 128 + N when
     signal N stopped training (after saving). ``--debug`` re-raises errors with their traceback.
     """
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     debug = getattr(args, "debug", False)
     command = command_train if args.command == "train" else command_generate
     try:
@@ -652,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(
             "error: stopped at once by a second interrupt, without saving; the last checkpoint "
-            f"({getattr(args, 'checkpoint', DEFAULT_CHECKPOINT)}) is intact — run the same command to resume",
+            f"({getattr(args, 'checkpoint_path', None) or DEFAULT_CHECKPOINT}) is intact — run the same command to resume",
             file=sys.stderr,
         )
         return 130

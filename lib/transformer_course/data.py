@@ -1,179 +1,87 @@
-"""The corpus and batches of token ids (introduced in 01_tokenization and 02_embeddings).
+"""The corpus, its token ids and batches of them (introduced in 01_tokenization and 02_embeddings).
 
-The course trains on the *sales textbook* of seed 000. ``load_text`` finds it
-in this order:
+``load_text()`` returns the sales textbook, byte for byte, read through Hugging Face ``datasets``
+(:func:`corpus_dataset`: ``load_dataset("text", sample_by="document")`` on the local copy that
+:mod:`.corpus_source` finds or downloads from the Hub, cached). :func:`tokenize` adds the token
+ids with ``Dataset.map(batched=True)``, cached too, which is what a learner would do with any
+Hugging Face text dataset. :func:`load_corpus` is the whole pipeline of 11–13 and the command
+line in one call: text, token ids, the compact vocabulary, the 90/10 split.
 
-1. an explicit ``path`` argument;
-2. the file named by ``$TRANSFORMER_COURSE_CORPUS``;
-3. the course's data folder (``data/`` of a cloned course, else
-   ``~/.cache/transformer_course``; ``$TRANSFORMER_COURSE_DATA`` overrides);
-4. a download from the Hugging Face dataset below, into that folder.
-
-A downloaded or cached corpus, and the file named by the environment variable,
-must match its SHA-256 (:class:`CorpusMismatchError` names the file, both hashes
-and what to do); a download is written to a temporary file first, so a partial or
-corrupt file never stays. A text of your own is passed as ``path`` and is not
-checked.
+A text of your own is passed as ``path`` and is not checked against the corpus's SHA-256.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
+from torch import nn
 
-CORPUS_ENV_VAR = "TRANSFORMER_COURSE_CORPUS"
-DATA_DIR_ENV_VAR = "TRANSFORMER_COURSE_DATA"
-CORPUS_FILENAME = "sales_textbook.txt"
-CORPUS_SHA256 = "1994f20f5becd3f0b3d7a632e5a68513cc38cf6c9737a9f38243f1b652e962da"
-CORPUS_BYTES = 460_319
-CORPUS_DATASET = "goendalf666/sales-textbook_for_convincing_and_selling"
-CORPUS_URL = f"https://huggingface.co/datasets/{CORPUS_DATASET}/resolve/main/{CORPUS_FILENAME}"
+from . import _checks as check
+from . import positional, tokenizer
+from .corpus_source import (
+    CORPUS_BYTES,
+    CORPUS_DATASET,
+    CORPUS_ENV_VAR,
+    CORPUS_FILENAME,
+    CORPUS_SHA256,
+    CORPUS_URL,
+    DATA_DIR_ENV_VAR,
+    CorpusMismatchError,
+    corpus_path,
+    data_dir,
+    datasets_output,
+    download_corpus,
+    sha256_of,
+)
+from .vocabulary import CompactVocabulary
 
-
-class CorpusMismatchError(ValueError):
-    """A file offered as the course corpus is not it: its SHA-256 differs (01_tokenization)."""
-
-
-def data_dir() -> Path:
-    """The folder where the course keeps downloaded data (see the module docstring)."""
-    override = os.environ.get(DATA_DIR_ENV_VAR)
-    if override:
-        folder = Path(override).expanduser()
-        if folder.exists() and not folder.is_dir():
-            raise NotADirectoryError(
-                f"${DATA_DIR_ENV_VAR} is {folder}, which is a file, not a folder; point it at a "
-                "folder for the course's data, or unset it"
-            )
-        return folder
-    project_data = Path(__file__).resolve().parents[2] / "data"
-    if (project_data / "README.md").is_file():  # a clone of the course
-        return project_data
-    return Path.home() / ".cache" / "transformer_course"
-
-
-def sha256_of(path: str | os.PathLike) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+__all__ = [
+    "CORPUS_BYTES", "CORPUS_DATASET", "CORPUS_ENV_VAR", "CORPUS_FILENAME", "CORPUS_SHA256",
+    "CORPUS_URL", "DATA_DIR_ENV_VAR", "Codec", "Corpus", "CorpusMismatchError", "CourseBatch",
+    "as_ids", "corpus_dataset", "corpus_path", "corpus_token_ids", "course_batch", "data_dir",
+    "datasets_output", "download_corpus", "get_batch", "load_corpus", "load_text", "sha256_of",
+    "tokenize", "train_val_split",
+]  # fmt: skip
 
 
-def _offline_help(target: Path) -> str:
-    return (
-        f"Could not download the course corpus from {CORPUS_URL}. If this machine is offline, "
-        f"put the file {CORPUS_FILENAME} (SHA-256 {CORPUS_SHA256}) at {target}, "
-        f"or set ${CORPUS_ENV_VAR} to its path, then run the cell again."
-    )
+def corpus_dataset(path: str | os.PathLike | None = None, progress: bool | None = None):
+    """The sales textbook (or the UTF-8 file at ``path``) as a Hugging Face ``Dataset`` of one
+    row whose column ``"text"`` is the whole file, line breaks kept (01_tokenization).
 
-
-def download_corpus(target: Path | None = None, url: str = CORPUS_URL) -> Path:
-    """Download the corpus to ``target`` with a progress bar, check its hash, return the path.
-
-    The bytes go to a temporary file in the same folder, which is renamed into
-    place only after the hash matches; on any failure it is removed.
+    ``datasets.load_dataset("text", data_files=..., sample_by="document")`` reads it and caches
+    it as Arrow under ``~/.cache/huggingface``; the corpus file comes from :func:`corpus_path`
+    (environment variable, data folder, or the Hub). ``progress`` as in :func:`datasets_output`.
     """
-    from .progress import progress_bar
+    from datasets import load_dataset
 
-    target = Path(target) if target is not None else data_dir() / CORPUS_FILENAME
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                response = urllib.request.urlopen(url, timeout=30)
-            except (urllib.error.URLError, OSError) as exc:
-                raise ConnectionError(_offline_help(target)) from exc
-            with response:
-                total = int(response.headers.get("Content-Length") or 0) or None
-                with progress_bar(total=total, unit="B", unit_scale=True, desc=CORPUS_FILENAME) as bar:
-                    for chunk in iter(lambda: response.read(1 << 16), b""):
-                        out.write(chunk)
-                        bar.update(len(chunk))
-        actual = sha256_of(tmp_name)
-        if actual != CORPUS_SHA256:
-            raise ValueError(
-                f"the downloaded {CORPUS_FILENAME} has SHA-256 {actual}, expected {CORPUS_SHA256}; "
-                "the download was discarded — run again, or fetch the file by hand"
-            )
-        os.replace(tmp_name, target)
-    finally:
-        if os.path.exists(tmp_name):
-            os.remove(tmp_name)
-    return target
-
-
-def _mismatch(path: Path, actual: str, what_to_do: str) -> CorpusMismatchError:
-    size = path.stat().st_size
-    return CorpusMismatchError(
-        f"{path} is not the course corpus: its SHA-256 is {actual} ({size:,} bytes), expected "
-        f"{CORPUS_SHA256} ({CORPUS_BYTES:,} bytes) — damaged, cut short or another text. {what_to_do}"
-    )
-
-
-def corpus_path(download: bool = True) -> Path:
-    """Where the sales textbook is: the environment variable, the data folder, or a fresh download.
-
-    A file whose SHA-256 is not the corpus's raises :class:`CorpusMismatchError`; a damaged cached
-    copy is replaced by a download when ``download`` is True and the download works.
-    """
-    override = os.environ.get(CORPUS_ENV_VAR)
-    if override:
-        path = Path(override).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"${CORPUS_ENV_VAR} points at {path}, which is not a file; "
-                f"fix the variable or unset it to use {data_dir() / CORPUS_FILENAME}"
-            )
-        actual = sha256_of(path)
-        if actual != CORPUS_SHA256:
-            raise _mismatch(
-                path,
-                actual,
-                f"${CORPUS_ENV_VAR} must name the course's {CORPUS_FILENAME}: replace the file, or "
-                "unset the variable. To train on a text of your own, pass it as "
-                "load_text(path) (or --text on the command line).",
-            )
-        return path
-    cached = data_dir() / CORPUS_FILENAME
-    if cached.is_file():
-        actual = sha256_of(cached)
-        if actual == CORPUS_SHA256:
-            return cached
-        if not download:
-            raise _mismatch(
-                cached, actual, "Delete it (the next load_text() downloads it again) or replace it."
-            )
-        try:
-            return download_corpus(cached)
-        except ConnectionError as exc:
-            raise _mismatch(
-                cached,
-                actual,
-                "A fresh copy could not be downloaded (offline?): replace the file with the "
-                f"course's {CORPUS_FILENAME}, or delete it and run again online.",
-            ) from exc
-    if not download:
-        raise FileNotFoundError(_offline_help(cached))
-    return download_corpus(cached)
+    source = Path(path).expanduser() if path is not None else corpus_path(progress=progress)
+    with datasets_output(progress):
+        return load_dataset("text", data_files=str(source), sample_by="document", split="train")
 
 
 def load_text(path: str | os.PathLike | None = None) -> str:
     """Return a UTF-8 text: the sales textbook by default, or the file at ``path``.
 
-    Raises ``FileNotFoundError`` for a missing file, ``ValueError`` for an empty
-    or non-UTF-8 one, and ``ConnectionError`` with instructions when the corpus
-    has to be downloaded and cannot be.
+    The textbook is read through :func:`corpus_dataset` and checked against its SHA-256. Raises
+    ``FileNotFoundError`` for a missing file, ``ValueError`` for an empty or non-UTF-8 one, and
+    ``ConnectionError`` with instructions when the corpus has to be downloaded and cannot be.
     """
-    source = Path(path).expanduser() if path is not None else corpus_path()
+    if path is None:
+        text = corpus_dataset()[0]["text"]
+        actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if actual != CORPUS_SHA256:
+            raise CorpusMismatchError(
+                f"the corpus read through datasets has SHA-256 {actual}, expected {CORPUS_SHA256}; "
+                "clear ~/.cache/huggingface/datasets and run again"
+            )
+        return text
+    source = Path(path).expanduser()
     if not source.is_file():
         raise FileNotFoundError(f"no text file at {source}; check the path")
     try:
@@ -185,10 +93,133 @@ def load_text(path: str | os.PathLike | None = None) -> str:
     return text
 
 
-def _as_id_tensor(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor:
+def _encode_batch(batch: dict[str, list[str]], encoding_name: str) -> dict[str, list[list[int]]]:
+    # "<|endoftext|>" in a text is ordinary text here, as in the command line and the widgets.
+    encoding = tokenizer.get_encoding(encoding_name)
+    return {"ids": [encoding.encode_ordinary(text) for text in batch["text"]]}
+
+
+def tokenize(dataset, encoding_name: str = "cl100k_base", progress: bool | None = None):
+    """``dataset`` with a column ``"ids"``: each row's ``"text"`` as tiktoken ids (01_tokenization).
+
+    ``Dataset.map(batched=True)`` runs the tokenizer over batches of rows and caches the result
+    beside the dataset's own cache, so the second call reads it back instead of tokenizing.
+    """
+    with datasets_output(progress):
+        return dataset.map(_encode_batch, batched=True, fn_kwargs={"encoding_name": encoding_name})
+
+
+def corpus_token_ids(text: str | None = None, encoding_name: str = "cl100k_base") -> torch.Tensor:
+    """Every token id of the corpus (or of ``text``) under ``encoding_name``, as a LongTensor [N].
+
+    The corpus goes through :func:`corpus_dataset` and :func:`tokenize` (cached); a ``text`` of
+    your own is encoded directly. Introduced in 02_embeddings.
+    """
+    if text is not None:
+        return torch.tensor(tokenizer.get_encoding(encoding_name).encode(text), dtype=torch.long)
+    tokens = tokenize(corpus_dataset(), encoding_name).with_format("torch", columns=["ids"])
+    return tokens[0]["ids"].long()  # (N,)
+
+
+@dataclass
+class Codec:
+    """Text <-> model ids: tiktoken's encoding, then the compact vocabulary if the model has one
+    (11_training; ``vocab=None`` means the model's ids are the encoding's own)."""
+
+    encoding: Any  # tiktoken.Encoding
+    vocab: CompactVocabulary | None = None
+
+    def encode(self, text: str, what: str = "the text") -> torch.Tensor:
+        """The model ids of ``text`` [T]; a ValueError names the tokens a compact vocabulary lacks
+        (calling the text ``what``, e.g. "the prompt")."""
+        ids = torch.tensor(self.encoding.encode_ordinary(text), dtype=torch.long)  # (T,)
+        if self.vocab is None or ids.numel() == 0:
+            return ids
+        unknown = ids[~self.vocab.contains(ids)]
+        if unknown.numel():
+            pieces = ", ".join(repr(self.encoding.decode([int(i)])) for i in unknown[:8])
+            raise ValueError(
+                f"{what} has tokens the model's compact vocabulary does not know: {pieces}; "
+                "rephrase it with words from the training text"
+            )
+        return self.vocab.encode(ids)
+
+    def original_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        """Model ids [T] -> the encoding's ids [T]."""
+        return ids.cpu() if self.vocab is None else self.vocab.decode(ids.cpu())
+
+    def decode(self, ids: torch.Tensor) -> str:
+        """Model ids [T] -> text."""
+        return self.encoding.decode(self.original_ids(ids).tolist())
+
+    def meta(self) -> dict[str, Any]:
+        """What a checkpoint stores to rebuild this codec (:meth:`from_meta`)."""
+        return {
+            "vocabulary": self.vocab.to_list() if self.vocab else None,
+            "encoding": self.encoding.name,
+        }
+
+    @classmethod
+    def from_meta(cls, saved: dict[str, Any]) -> Codec:
+        """The codec a checkpoint's metadata describes (written by :meth:`meta`)."""
+        vocab = saved.get("vocabulary")
+        return cls(
+            tokenizer.get_encoding(saved.get("encoding", "cl100k_base")),
+            CompactVocabulary(torch.tensor(vocab)) if vocab else None,
+        )
+
+
+@dataclass
+class Corpus:
+    """A text ready for training (introduced in 11_training): its model ids, the 90/10 split
+    and the codec between text and ids."""
+
+    text: str
+    codec: Codec
+    ids: torch.Tensor  # (N,) model ids: compact, or the encoding's own
+    train_ids: torch.Tensor  # (N_train,) the first 90 %
+    val_ids: torch.Tensor  # (N_val,) the rest
+
+    @property
+    def vocab_size(self) -> int:
+        """Rows of the model's embedding table: the compact size, or the largest id + 1."""
+        vocab = self.codec.vocab
+        return vocab.size if vocab is not None else int(self.ids.max()) + 1
+
+
+def load_corpus(
+    path: str | os.PathLike | None = None,
+    vocab: str = "compact",
+    train_fraction: float = 0.9,
+    encoding_name: str = "cl100k_base",
+) -> Corpus:
+    """The sales textbook (or the text at ``path``) tokenized, in model ids, and split.
+
+    ``vocab="compact"`` renumbers the ids the text uses as 0..V−1 (3,771 for the textbook);
+    ``"full"`` keeps the encoding's ids. Introduced in 11_training; the command line uses it.
+    """
+    if vocab not in ("compact", "full"):
+        raise ValueError(f"vocab must be 'compact' or 'full', got {vocab!r}")
+    text = load_text(path)
+    encoding = tokenizer.get_encoding(encoding_name)
+    if path is None:
+        original = corpus_token_ids(encoding_name=encoding_name)  # (N,) through datasets, cached
+    else:
+        original = torch.tensor(encoding.encode_ordinary(text), dtype=torch.long)  # (N,)
+    codec = Codec(encoding, CompactVocabulary.from_ids(original) if vocab == "compact" else None)
+    ids = codec.vocab.encode(original) if codec.vocab is not None else original  # (N,)
+    train_ids, val_ids = train_val_split(ids, train_fraction)
+    return Corpus(text, codec, ids, train_ids, val_ids)
+
+
+def as_ids(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor:
+    """``ids`` (a list or a tensor) as a LongTensor [N]; a ValueError naming ``name`` unless 1-D
+    (used by ``get_batch``, ``train`` and ``evaluate``; 02_embeddings, 11_training)."""
     tensor = ids if isinstance(ids, torch.Tensor) else torch.as_tensor(list(ids), dtype=torch.long)
     if tensor.dim() != 1:
-        raise ValueError(f"{name} must be one-dimensional (a single token stream), got shape {tuple(tensor.shape)}")
+        raise ValueError(
+            f"{name} must be a 1-D stream of token ids, got shape {tuple(tensor.shape)}"
+        )
     if tensor.dtype != torch.long:
         tensor = tensor.long()
     return tensor
@@ -200,9 +231,8 @@ def train_val_split(
     """Split a token stream ``ids`` [N] into its first ``train_fraction`` and the rest,
     ``([N_train], [N_val])`` (no shuffling: the validation text is text the model never
     saw, not a sample of the same pages)."""
-    if not 0.0 < train_fraction < 1.0:
-        raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
-    tensor = _as_id_tensor(ids)
+    check.number("train_fraction", train_fraction, above=0, below=1)
+    tensor = as_ids(ids)
     if tensor.numel() < 2:
         raise ValueError(f"need at least 2 token ids to split, got {tensor.numel()}")
     cut = min(max(int(tensor.numel() * train_fraction), 1), tensor.numel() - 1)
@@ -222,21 +252,77 @@ def get_batch(
     token for every position of ``x`` (``x`` shifted left by one). Pass a seeded
     ``torch.Generator`` for reproducible batches.
     """
-    for name, value in (("batch_size", batch_size), ("context_length", context_length)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, got {value}")
-    tensor = _as_id_tensor(ids)
+    check.integer("batch_size", batch_size, minimum=1)
+    check.integer("context_length", context_length, minimum=1)
+    tensor = as_ids(ids)
     if tensor.numel() < context_length + 1:
         raise ValueError(
             f"context_length={context_length} needs at least {context_length + 1} token ids "
             f"(inputs plus one target), but the data has {tensor.numel()}; use a shorter context"
         )
-    starts = torch.randint(tensor.numel() - context_length, (batch_size,), generator=generator)  # (B,)
+    starts = torch.randint(
+        tensor.numel() - context_length, (batch_size,), generator=generator
+    )  # (B,)
     offsets = torch.arange(context_length)  # (T,)
     index = starts[:, None] + offsets[None, :]  # (B, T)
     x, y = tensor[index], tensor[index + 1]  # (B, T), (B, T)
     if device is not None:
         x, y = x.to(device), y.to(device)
     return x, y
+
+
+@dataclass
+class CourseBatch:
+    """The shared starting state of notebooks 02–08 (shapes: B=4, T=16, C=64, V=100,070)."""
+
+    corpus_ids: torch.Tensor  # (N,) every token id of the corpus
+    x: torch.Tensor  # (B, T) input ids
+    y: torch.Tensor  # (B, T) next-token ids
+    tokens: list[list[str]]  # (B, T) the text piece behind each input id
+    vocab_size: int  # max id in the corpus + 1
+    token_embedding: nn.Embedding  # (V, C)
+    positional: torch.Tensor  # (T, C)
+    embedded: torch.Tensor  # (B, T, C) token embeddings only
+    inputs: torch.Tensor  # (B, T, C) token embeddings + positional encoding
+
+
+def course_batch(
+    seed: int = 0,
+    batch_size: int = 4,
+    context_length: int = 16,
+    d_model: int = 64,
+    corpus_ids: torch.Tensor | None = None,
+) -> CourseBatch:
+    """Sample the seeded batch, embed it with a seeded table and add the positional encoding
+    (introduced in 02_embeddings; notebooks 02–10 start from it).
+
+    Shapes: ``x``, ``y`` [B, T]; table [V, C] with V = max corpus id + 1; ``positional``
+    [T, C]; ``embedded`` and ``inputs`` [B, T, C] (defaults B=4, T=16, C=64).
+
+    The same arguments give the same tensors on every machine: the batch uses a
+    generator seeded with ``seed`` and the table is initialised under ``seed``.
+    """
+    ids = corpus_ids if corpus_ids is not None else corpus_token_ids()
+    x, y = get_batch(
+        ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed)
+    )  # (B, T)
+    vocab_size = int(ids.max()) + 1  # ids run 0..max, so the table needs max + 1 rows
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        table = nn.Embedding(vocab_size, d_model)  # (V, C)
+    encoding = tokenizer.get_encoding()
+    tokens = [[encoding.decode([int(i)]) for i in row] for row in x]
+    pe = positional.sinusoidal_encoding(context_length, d_model)  # (T, C)
+    with torch.no_grad():
+        embedded = table(x)  # (B, T) -> (B, T, C)
+    return CourseBatch(
+        corpus_ids=ids,
+        x=x,
+        y=y,
+        tokens=tokens,
+        vocab_size=vocab_size,
+        token_embedding=table,
+        positional=pe,
+        embedded=embedded,
+        inputs=embedded + pe,  # (B, T, C) + (T, C) -> (B, T, C)
+    )

@@ -8,11 +8,14 @@ outputs are computed, so any x86-64 machine prints exactly the same numbers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import random
 
 import torch
+
+from . import _checks as check
 
 DEVICE_ENV_VAR = "TRANSFORMER_COURSE_DEVICE"
 _KNOWN_DEVICES = ("cuda", "mps", "cpu")
@@ -44,9 +47,13 @@ def pick_device(preferred: str | None = None) -> torch.device:
             f"(check the argument or ${DEVICE_ENV_VAR})"
         )
     if kind == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'")
+        raise ValueError(
+            f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'"
+        )
     if kind == "mps" and not _mps_available():
-        raise ValueError(f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'")
+        raise ValueError(
+            f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'"
+        )
     return torch.device(requested)
 
 
@@ -56,8 +63,7 @@ def seed_everything(seed: int) -> torch.Generator:
     Notebooks reseed at the top of every cell that draws random numbers, so a
     cell gives the same output however often and in whatever order it runs.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check.integer("seed", seed, minimum=None)
     random.seed(seed)
     try:
         import numpy as np
@@ -74,6 +80,15 @@ def autocast_dtype(device: torch.device) -> torch.dtype | None:
     if device.type == "cuda" and torch.cuda.is_bf16_supported():
         return torch.bfloat16
     return None
+
+
+def autocast_context(device: torch.device, enabled: bool = True):
+    """``torch.autocast`` in :func:`autocast_dtype` on ``device``, or a context that does nothing
+    (introduced in 11_training: ``train`` and ``evaluate`` run their forward passes inside it)."""
+    dtype = autocast_dtype(device) if enabled else None
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
 
 
 def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:

@@ -25,7 +25,7 @@ FINAL_FORMAT_NO_TOTAL = "{desc}: {n_fmt}{postfix}"
 def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any):
     """A ``tqdm.auto`` bar (same arguments) whose notebook output ends as its final state.
 
-    Introduced in 11_training (the training loop's bar); ``data.download_corpus`` uses it too.
+    Introduced in 11_training (the training loop's bar).
     Use it as tqdm: ``for x in progress_bar(items, desc="variants"): ...`` or
     ``with progress_bar(total=700, desc="training", unit="step") as bar: bar.update()``.
     """

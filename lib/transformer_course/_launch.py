@@ -1,0 +1,132 @@
+"""How the command line sets up its processes (introduced in 11_training).
+
+Joining the processes ``torchrun`` starts (:func:`distributed_setup`), choosing the torch thread
+count (:func:`auto_threads`, measured in benchmarks/bench_threads.py), refusing an unwritable
+checkpoint folder before any training, and the exit status of a run stopped by a signal.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
+#: is fastest: the work per operation is too small to share, and extra threads mostly wait for
+#: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
+#: 8.5e9 per step) was faster on one thread; see auto_threads for the numbers.
+SMALL_STEP_MACS = 5e10
+
+
+def auto_threads(parameters: int, tokens_per_step: int, cores: int | None = None) -> int:
+    """The torch thread count the command line trains with (11_training; issue 18).
+
+    One thread when a step is small (``parameters × tokens_per_step`` below
+    :data:`SMALL_STEP_MACS`), else every core. Measured on a 2-core machine shared with other
+    jobs, tokens/s at 2 threads relative to 1 (benchmarks/bench_threads.py, medians): the
+    default CLI model (642 k parameters × 512 tokens per step) 0.22×, and through the CLI itself
+    10,541 vs 7,436 tokens/s (0.71×); the full-vocabulary model (6.8 M × 512) 0.39×; the "gpu"
+    preset's model (2.1 M × 4,096) 0.42×. The gap narrows as steps grow, so steps far larger than
+    any measured here get every core. ``--threads`` overrides the rule.
+    """
+    cores = cores or os.cpu_count() or 1
+    if parameters * tokens_per_step < SMALL_STEP_MACS:
+        return 1
+    return max(1, cores)
+
+
+def distributed_setup(requested_device: str | None):
+    """Join the process group torchrun describes (if any); return (device, rank, world)."""
+    import torch
+    from torch import distributed as dist
+
+    from .device import pick_device
+
+    world = env_int("WORLD_SIZE", 1)
+    if world <= 1:
+        return pick_device(requested_device), 0, 1
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
+    if missing:
+        raise ValueError(
+            f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+            "not: start several processes with 'torchrun --nproc_per_node=N -m transformer_course "
+            "train', or unset WORLD_SIZE to train in one process"
+        )
+    rank = env_int("RANK", 0)
+    local_rank = env_int("LOCAL_RANK", 0)
+    if not 0 <= rank < world:
+        raise ValueError(
+            f"RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{world - 1}; start with torchrun"
+        )
+    device = pick_device(requested_device)
+    if device.type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        backend = "nccl"
+    else:
+        device = torch.device("cpu")  # gloo trains on the CPU; MPS has no collective backend
+        backend = "gloo"
+    try:
+        dist.init_process_group(backend=backend)
+    except (ValueError, RuntimeError) as exc:
+        raise ValueError(
+            f"could not join the {world} training processes ({str(exc).splitlines()[0]}); start "
+            "them with torchrun, or unset WORLD_SIZE to train in one process"
+        ) from exc
+    return device, dist.get_rank(), dist.get_world_size()
+
+
+def env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(
+            f"the environment variable {name}={text!r} is not a whole number; torchrun sets it, "
+            f"so unset it (unset {name}) or start the run with torchrun"
+        ) from None
+    if value < 0:
+        raise ValueError(f"the environment variable {name}={value} must be 0 or more; unset it")
+    return value
+
+
+def choose_threads(requested: int | None, parameters: int, tokens_per_step: int, device) -> int:
+    """Set and return the torch thread count: ``requested`` (--threads), else the size rule, shared by the
+    processes of this machine under torchrun."""
+    import torch
+
+    if requested is not None:
+        threads = requested
+    else:
+        local = env_int("LOCAL_WORLD_SIZE", 1) or 1
+        cores = max(1, (os.cpu_count() or 1) // local)
+        threads = auto_threads(parameters, tokens_per_step, cores)
+    if device.type == "cpu" or requested is not None:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def check_writable(checkpoint: Path) -> None:
+    """Refuse an unwritable --checkpoint before training, not after the work is done."""
+    import tempfile
+
+    from .checkpoint import CheckpointSaveError
+
+    try:
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=checkpoint.parent):
+            pass
+    except OSError as exc:
+        raise CheckpointSaveError(
+            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
+            "--checkpoint path in a writable folder"
+        ) from exc
+
+
+def interrupt_status(name: str) -> int:
+    """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
+    import signal
+
+    number = getattr(signal, name, None) if name.startswith("SIG") else None
+    return 128 + int(number) if number is not None else 130

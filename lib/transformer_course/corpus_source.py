@@ -1,0 +1,204 @@
+"""Where the course corpus comes from, and the checks that it is the right text (01_tokenization).
+
+The course trains on the *sales textbook* of seed 000, a Hugging Face dataset. ``corpus_path``
+finds the file in this order:
+
+1. the file named by ``$TRANSFORMER_COURSE_CORPUS``;
+2. the course's data folder (``data/`` of a cloned course, else
+   ``~/.cache/transformer_course``; ``$TRANSFORMER_COURSE_DATA`` overrides);
+3. the Hugging Face Hub: ``datasets.load_dataset`` on :data:`CORPUS_DATASET` (cached by
+   ``datasets``), written into that folder, so the next run needs no network.
+
+Every copy must match the corpus's SHA-256 (:class:`CorpusMismatchError` names the file, both
+hashes and what to do); the Hub's text is checked before it is written, and it is written to a
+temporary file first, so a partial or corrupt file never stays. :func:`datasets_output` switches
+``datasets``' progress bars and log lines off where notebooks are compared with their stored
+outputs. Side effect worth knowing: ``data_dir`` finds a clone of the course by looking for
+``data/README.md`` two folders above the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+CORPUS_ENV_VAR = "TRANSFORMER_COURSE_CORPUS"
+DATA_DIR_ENV_VAR = "TRANSFORMER_COURSE_DATA"
+CORPUS_FILENAME = "sales_textbook.txt"
+CORPUS_SHA256 = "1994f20f5becd3f0b3d7a632e5a68513cc38cf6c9737a9f38243f1b652e962da"
+CORPUS_BYTES = 460_319
+CORPUS_DATASET = "goendalf666/sales-textbook_for_convincing_and_selling"
+CORPUS_URL = f"https://huggingface.co/datasets/{CORPUS_DATASET}/resolve/main/{CORPUS_FILENAME}"
+
+
+class CorpusMismatchError(ValueError):
+    """A file offered as the course corpus is not it: its SHA-256 differs (01_tokenization)."""
+
+
+def data_dir() -> Path:
+    """The folder where the course keeps downloaded data (see the module docstring)."""
+    override = os.environ.get(DATA_DIR_ENV_VAR)
+    if override:
+        folder = Path(override).expanduser()
+        if folder.exists() and not folder.is_dir():
+            raise NotADirectoryError(
+                f"${DATA_DIR_ENV_VAR} is {folder}, which is a file, not a folder; point it at a "
+                "folder for the course's data, or unset it"
+            )
+        return folder
+    project_data = Path(__file__).resolve().parents[2] / "data"
+    if (project_data / "README.md").is_file():  # a clone of the course
+        return project_data
+    return Path.home() / ".cache" / "transformer_course"
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def datasets_output(progress: bool | None = None):
+    """Inside the ``with``, ``datasets`` shows its progress bars and log lines when ``progress``
+    is True and stays silent when False; afterwards its settings are as before (01_tokenization).
+
+    ``None`` follows ``datasets``' own setting (``HF_DATASETS_DISABLE_PROGRESS_BARS``, which
+    ``notebook.setup_notebook`` sets), and is silent under pytest, where nbval compares every
+    notebook's output with the stored one.
+    """
+    from datasets.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+    from datasets.utils import logging as hf_logging
+
+    was_disabled, verbosity = are_progress_bars_disabled(), hf_logging.get_verbosity()
+    if progress is None:
+        progress = not was_disabled and "PYTEST_CURRENT_TEST" not in os.environ
+    if progress:
+        enable_progress_bars()
+    else:
+        disable_progress_bars()
+        hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        (disable_progress_bars if was_disabled else enable_progress_bars)()
+        hf_logging.set_verbosity(verbosity)
+
+
+def _offline_help(target: Path) -> str:
+    return (
+        f"Could not download the course corpus (the Hugging Face dataset {CORPUS_DATASET}). If "
+        f"this machine is offline, put the file {CORPUS_FILENAME} (SHA-256 {CORPUS_SHA256}) at "
+        f"{target}, or set ${CORPUS_ENV_VAR} to its path, then run the cell again."
+    )
+
+
+def hub_text(progress: bool | None = None) -> str:
+    """The corpus as ``datasets.load_dataset`` gives it from the Hub: one document, line breaks
+    kept (``sample_by="document"``), cached under ``~/.cache/huggingface``."""
+    from datasets import load_dataset
+
+    with datasets_output(progress):
+        dataset = load_dataset(
+            CORPUS_DATASET, data_files=CORPUS_FILENAME, sample_by="document", split="train"
+        )
+    return dataset[0]["text"]
+
+
+def download_corpus(target: Path | None = None, progress: bool | None = None) -> Path:
+    """Fetch the corpus from the Hub (:func:`hub_text`), check its SHA-256, write it to ``target``.
+
+    The bytes go to a temporary file in the same folder, which is renamed into place only after
+    the hash matches; on any failure it is removed. No network raises ``ConnectionError`` saying
+    where to put the file by hand.
+    """
+    target = Path(target) if target is not None else data_dir() / CORPUS_FILENAME
+    try:
+        payload = hub_text(progress).encode("utf-8")
+    except Exception as exc:  # noqa: BLE001 - datasets and huggingface_hub fail in many ways offline
+        raise ConnectionError(_offline_help(target)) from exc
+    actual = hashlib.sha256(payload).hexdigest()
+    if actual != CORPUS_SHA256:
+        raise ValueError(
+            f"the downloaded {CORPUS_FILENAME} has SHA-256 {actual}, expected {CORPUS_SHA256}; "
+            "the download was discarded — run again, or fetch the file by hand"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+        os.replace(tmp_name, target)
+    finally:
+        if os.path.exists(tmp_name):
+            os.remove(tmp_name)
+    return target
+
+
+def _mismatch(path: Path, actual: str, what_to_do: str) -> CorpusMismatchError:
+    size = path.stat().st_size
+    return CorpusMismatchError(
+        f"{path} is not the course corpus: its SHA-256 is {actual} ({size:,} bytes), expected "
+        f"{CORPUS_SHA256} ({CORPUS_BYTES:,} bytes) — damaged, cut short or another text. {what_to_do}"
+    )
+
+
+def _from_environment(override: str) -> Path:
+    path = Path(override).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"${CORPUS_ENV_VAR} points at {path}, which is not a file; "
+            f"fix the variable or unset it to use {data_dir() / CORPUS_FILENAME}"
+        )
+    actual = sha256_of(path)
+    if actual != CORPUS_SHA256:
+        raise _mismatch(
+            path,
+            actual,
+            f"${CORPUS_ENV_VAR} must name the course's {CORPUS_FILENAME}: replace the file, or "
+            "unset the variable. To train on a text of your own, pass it as "
+            "load_text(path) (or --text on the command line).",
+        )
+    return path
+
+
+def corpus_path(download: bool = True, progress: bool | None = None) -> Path:
+    """Where the sales textbook is: the environment variable, the data folder, or a fresh download.
+
+    A file whose SHA-256 is not the corpus's raises :class:`CorpusMismatchError`; a damaged cached
+    copy is replaced by a download when ``download`` is True and the download works.
+    """
+    override = os.environ.get(CORPUS_ENV_VAR)
+    if override:
+        return _from_environment(override)
+    cached = data_dir() / CORPUS_FILENAME
+    if not cached.is_file():
+        if not download:
+            raise FileNotFoundError(_offline_help(cached))
+        return download_corpus(cached, progress)
+    actual = sha256_of(cached)
+    if actual == CORPUS_SHA256:
+        return cached
+    if not download:
+        raise _mismatch(
+            cached, actual, "Delete it (the next load_text() downloads it again) or replace it."
+        )
+    try:
+        return download_corpus(cached, progress)
+    except ConnectionError as exc:
+        raise _mismatch(
+            cached,
+            actual,
+            "A fresh copy could not be downloaded (offline?): replace the file with the "
+            f"course's {CORPUS_FILENAME}, or delete it and run again online.",
+        ) from exc
