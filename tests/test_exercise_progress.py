@@ -86,3 +86,17 @@ def test_the_course_notebooks_start_unanswered():
     table = course_progress(Path(__file__).resolve().parent.parent / "notebooks")
     assert len(table) > 0
     assert set(table["status"]) <= {"not answered"}, table[table["status"] != "not answered"].to_string()
+
+
+def test_the_check_command_tables_and_exits_by_the_result(tmp_path, capsys):
+    from transformer_course.__main__ import main
+
+    _write(tmp_path, "06_mask.ipynb", [_cell("check_mask_future(f)", [_result("✅ Correct: yes")])])
+    assert main(["check", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "check_mask_future" in out and "1 of 1 exercises pass." in out
+    _write(tmp_path, "07_softmax.ipynb", [_cell("check_stable_softmax(f)", [_result("✏️  Not answered yet: …")])])
+    assert main(["check", str(tmp_path)]) == 1
+    assert "1 of 2 exercises pass." in capsys.readouterr().out
+    assert main(["check", str(tmp_path / "nowhere")]) == 2  # one 'error:' line, no traceback
+    assert "error: no course notebooks" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
     python -m transformer_course train [options]            # train the tiny GPT, with a progress bar
     python -m transformer_course generate "prompt" [options]  # continue a prompt from a checkpoint
+    python -m transformer_course check notebooks/ [--run]     # which exercises of yours pass
     torchrun --nproc_per_node=2 -m transformer_course train [options]   # several processes (DDP)
 
 ``transformer-course`` (installed with the package) is the same program. The defaults are the
@@ -55,12 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course",
-        description="Train the course's tiny GPT on the sales textbook, or generate text with it.",
+        description="Train the course's tiny GPT, generate text with it, or table your exercises.",
         epilog="Run 'python -m transformer_course COMMAND --help' for the options of a command.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_train(commands)
     _add_generate(commands)
+    check = commands.add_parser("check", help="table which exercises of your notebooks pass",
+                                description="Print every exercise's verdict in FOLDER's notebooks.")  # fmt: skip
+    check.add_argument("folder", nargs="?", default="notebooks", help="the course's notebooks")
+    check.add_argument("--run", action="store_true", help="first re-run a copy of each notebook")
     for sub in (parser, *commands.choices.values()):
         sub.add_argument(
             "--debug",
@@ -173,7 +178,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             refuse(str(exc))
         if args.threads is not None and args.threads < 1:
             refuse(f"argument --threads: must be at least 1, got {args.threads}")
-    elif args.seed < 0:
+    elif args.command == "generate" and args.seed < 0:
         refuse(f"argument --seed: must be 0 or more, got {args.seed}")
     return args
 
@@ -344,6 +349,13 @@ def _undertrained_note(saved: dict, vocab_size: int) -> str | None:
     )
 
 
+def command_check(args: argparse.Namespace) -> int:
+    """``check``: the progress table of exercises.progress (00_setup shows the same)."""
+    from .exercises.progress import print_progress
+
+    return print_progress(args.folder, run=args.run)
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the input or the environment is wrong", not "the code is"."""
     from .numerics import NonFiniteLossError
@@ -364,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = parse_args(argv)
     debug = getattr(args, "debug", False)
-    command = command_train if args.command == "train" else command_generate
+    command = {"train": command_train, "generate": command_generate, "check": command_check}[args.command]
     try:
         return command(args)
     except KeyboardInterrupt:

@@ -169,3 +169,16 @@ def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
             "of": grouped.size(),
         }
     )
+
+
+def print_progress(folder: str | Path = "notebooks", *, run: bool = False) -> int:
+    """Print every exercise's status and the per-notebook summary (``python -m transformer_course
+    check``); the exit status is 0 once every exercise passes, 1 while some do not."""
+    progress = course_progress(folder, run=run)
+    with pd.option_context("display.max_rows", None, "display.width", 120):
+        print(progress.to_string(index=False))
+        print()
+        print(progress_summary(progress).to_string())
+    passed = int((progress["status"] == "passed").sum())
+    print(f"\n{passed} of {len(progress)} exercises pass.")
+    return 0 if passed == len(progress) else 1
