@@ -32,8 +32,6 @@ __all__ = [
     "EncoderBlock",
     "EncoderDecoder",
     "EncoderDecoderConfig",
-    "exact_match",
-    "train_seq2seq",
 ]
 
 
@@ -393,7 +391,3 @@ class _NextAnswerLogits:
         for own, cross in self.cache or []:
             own.reorder(index)
             cross.reorder(index)
-
-
-# Notebook 14 imports these two from here; they live with the task they train on.
-from .seq2seq_tasks import exact_match, train_seq2seq  # noqa: E402

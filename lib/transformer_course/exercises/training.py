@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 
 from ..model import GPT, GPTConfig
-from ..train import evaluate, lr_at
+from ..train import evaluate, lr_at, make_optimizer, train_step
 from . import Feedback, check_value, checker
 from .build import BuildExercise, builds, give_hint
-from .solutions.training import lr_schedule, validation_loss
+from .solutions.training import lr_schedule, one_training_step, validation_loss
 
 
 @checker
@@ -131,3 +131,69 @@ VALIDATION_LOSS = BuildExercise(
 def check_validation_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """11_training build exercise: ``validation_loss(model, ids, context_length)`` vs ``evaluate``."""
     return VALIDATION_LOSS.check(answer, hint=hint, seed=seed, check_name="check_validation_loss")
+
+
+def _train_step_reference(
+    model: GPT,
+    optimizer: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lr: float,
+    grad_clip: float | None,
+) -> float:
+    return float(train_step(model, optimizer, x, y, lr=lr, grad_clip=grad_clip))
+
+
+def _random_training_batch(generator: torch.Generator) -> tuple:
+    """A tiny GPT (dropout on) with its AdamW after one step, a random batch, a learning rate unlike the
+    optimizer's own (so forgetting to set it shows) and a clip that is mostly shorter than the
+    gradient (so forgetting it shows) and sometimes None (no clipping)."""
+    V = int(torch.randint(5, 40, (), generator=generator))
+    T = int(torch.randint(1, 9, (), generator=generator))  # T = 1 included
+    B = int(torch.randint(1, 5, (), generator=generator))
+    config = GPTConfig(vocab_size=V, context_length=T, d_model=16, n_heads=2, n_layers=1, dropout=0.1)
+    model = GPT(config).train()  # the global seed is set by the checker: the same weights twice
+    optimizer = make_optimizer(model, lr=1e-4, weight_decay=0.1)
+    # One earlier step, so AdamW has running averages: on its very first step Adam moves every
+    # weight by about ±lr whatever the gradient's scale, and a missing clip would go unseen.
+    warm_x, warm_y = torch.randint(0, V, (2, B, T), generator=generator)  # (B, T) each
+    train_step(model, optimizer, warm_x, warm_y, lr=1e-2)
+    optimizer.zero_grad(set_to_none=True)  # as a loop leaves it between steps
+    x = torch.randint(0, V, (B, T), generator=generator)  # (B, T) input ids
+    y = torch.randint(0, V, (B, T), generator=generator)  # (B, T) target ids
+    lr = float(torch.empty(()).uniform_(1e-3, 3e-2, generator=generator))
+    # The gradient's length here is about 1 to 4: a clip below that rescales it, None switches it off.
+    clip = float(torch.empty(()).uniform_(0.05, 2.0, generator=generator))
+    grad_clip = None if torch.rand((), generator=generator) < 0.2 else clip
+    return model, optimizer, x, y, lr, grad_clip
+
+
+def _loss_and_weights(arguments: tuple, result: object) -> dict:
+    """What a training step is judged by: the loss it returns and every weight after the update."""
+    model = arguments[0]
+    weights = {f"weight {name}": p.detach().clone() for name, p in model.named_parameters()}
+    return {"returned loss": result, **weights}
+
+
+ONE_TRAINING_STEP = BuildExercise(
+    name="one_training_step",
+    reference=_train_step_reference,
+    make_inputs=_random_training_batch,
+    hint="forward with model(x, y), which returns (logits, loss); loss.backward(); if grad_clip is not "
+    "None, torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip); write lr into every "
+    "optimizer.param_groups entry's \"lr\"; optimizer.step(); optimizer.zero_grad(); return loss.item(). "
+    "Do not switch dropout off: a training step runs in training mode.",
+    solution=one_training_step,
+    success="That is `train.train_step`, the body of `train`'s loop: the same loss and, after AdamW's "
+    "update, the same weights.",
+    trials=8,
+    atol=1e-6,
+    outcome=_loss_and_weights,
+)
+
+
+@builds(ONE_TRAINING_STEP)
+def check_one_training_step(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """11_training build exercise: ``one_training_step(model, optimizer, x, y, lr, grad_clip)``
+    vs ``train.train_step`` (the loss and the weights after the step)."""
+    return ONE_TRAINING_STEP.check(answer, hint=hint, seed=seed, check_name="check_one_training_step")

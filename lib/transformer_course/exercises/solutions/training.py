@@ -29,3 +29,23 @@ def validation_loss(model: nn.Module, ids: torch.Tensor, context_length: int) ->
     with torch.no_grad():
         _, loss = model(x, y)  # mean over W·T predictions
     return loss.item()
+
+
+def one_training_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lr: float,
+    grad_clip: float | None,
+) -> float:
+    """One optimisation step on the batch ``x``, ``y`` [B, T]; returns the loss before the update."""
+    _, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
+    loss.backward()  # a gradient for every parameter
+    if grad_clip is not None:  # rescale the whole gradient to length ≤ grad_clip
+        nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    for group in optimizer.param_groups:
+        group["lr"] = lr  # the scheduled rate for this step
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)  # the next step starts from no gradient
+    return loss.item()
