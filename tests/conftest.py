@@ -24,14 +24,6 @@ def _close_figures():
     plt.close("all")
 
 
-@pytest.fixture
-def one_torch_thread():
-    """Deprecated: ``pytest_configure`` (root ``conftest.py``) now sets the thread count for the
-    whole run. Kept only until the test modules that still opt in with
-    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")`` drop that line."""
-    yield
-
-
 #: The tests' tiny GPT: one size for every test file; a test overrides only what it needs.
 TINY_GPT = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.0)
 

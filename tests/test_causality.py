@@ -19,8 +19,6 @@ from transformer_course.exercises.mask import (
 )
 from transformer_course.model import GPT, Block, GPTConfig
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
 BASE = dict(vocab_size=40, context_length=10, d_model=32, n_heads=4, n_layers=2)
 CONFIGS = {
     "sinusoidal": {},

@@ -21,8 +21,6 @@ from transformer_course.checkpoint import (
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
 
 def tiny(vocab_size: int = 40, seed: int = 0) -> GPT:
     torch.manual_seed(seed)

@@ -20,7 +20,6 @@ TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-lengt
         "--eval-interval", "0", "--checkpoint-interval", "0", "--no-progress", "--device", "cpu"]  # fmt: skip
 
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture

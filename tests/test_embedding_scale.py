@@ -19,8 +19,6 @@ from transformer_course.diagnostics import check_initial_loss
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.positional import sinusoidal_encoding
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
 
 def tiny(**overrides) -> GPTConfig:
     settings = dict(vocab_size=50, context_length=8, d_model=16, n_heads=4, n_layers=2, dropout=0.0)

@@ -34,8 +34,6 @@ from transformer_course.model import GPT, GPTConfig
 from transformer_course.numerics import NonFiniteLossError, non_finite_loss_message
 from transformer_course.train import TrainConfig, train
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
 TEXT = (
     "The salesperson listens to the customer. The customer explains the need, and the salesperson "
     "asks a question about the need. Good questions build trust, and trust builds sales. "

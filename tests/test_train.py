@@ -27,7 +27,6 @@ from transformer_course.train import (
 VOCAB = 32
 
 
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(dropout: float = 0.1, seed: int = 0, **overrides) -> GPT:
