@@ -1,0 +1,126 @@
+"""How long will a training run take? (11_training, 13_modern_blocks)
+
+:func:`estimate_training_time` times a few steps of a copy of the model and extrapolates to the
+whole run. Its text carries the ⏱ marker (:data:`TIMING_MARK`) that the notebook tests replace,
+because timings differ from machine to machine. Re-exported by :mod:`.diagnostics`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from . import _checks
+
+#: The timing marker: tests/nbval_sanitize.cfg replaces "⏱ …" up to the end of the line.
+TIMING_MARK = "⏱"
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """What :func:`estimate_training_time` measured and extrapolated (11_training)."""
+
+    steps: int
+    seconds_per_step: float
+    evaluations: int
+    seconds_per_evaluation: float
+    probe_steps: int
+
+    @property
+    def total_seconds(self) -> float:
+        return self.steps * self.seconds_per_step + self.evaluations * self.seconds_per_evaluation
+
+    def __str__(self) -> str:
+        total = self.total_seconds
+        shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.1f} min"
+        shown = f"{total:.1f} s" if total < 10 else shown
+        return (
+            f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
+            f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
+            f"{self.evaluations} validation{'s' if self.evaluations != 1 else ''} × "
+            f"{self.seconds_per_evaluation:.2f} s)"
+        )
+
+    __repr__ = __str__
+
+
+@contextlib.contextmanager
+def _global_rng_restored():
+    """Put torch's global CPU (and CUDA) random state back as it was, whatever runs inside."""
+    cpu_state = torch.get_rng_state()
+    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    try:
+        yield
+    finally:
+        torch.set_rng_state(cpu_state)
+        if cuda_states is not None:
+            torch.cuda.set_rng_state_all(cuda_states)
+
+
+def estimate_training_time(
+    model: nn.Module,
+    train_ids: Sequence[int] | torch.Tensor,
+    val_ids: Sequence[int] | torch.Tensor,
+    config: Any,
+    probe_steps: int = 5,
+) -> RunEstimate:
+    """Time ``probe_steps`` training steps and one validation, and extrapolate to ``config``'s
+    run (11_training, 13_modern_blocks).
+
+    Trains a *copy* of ``model`` (the original, the global random state and any checkpoint are
+    left untouched) with ``train``'s own loop, so the estimate includes everything a real step
+    does. The first step (allocations, warm-up) is not counted; the median of the others is.
+    ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
+    """
+    from .checkpoint import unwrap
+    from .train import TrainConfig, evaluate, train
+
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+    _checks.integer("probe_steps", probe_steps)
+    clone = copy.deepcopy(unwrap(model))
+    stamps: list[float] = []
+    probe = replace(
+        config,
+        steps=probe_steps + 2,
+        eval_interval=0,
+        checkpoint_path=None,
+        checkpoint_interval=0,
+        progress=False,
+    )
+    with _global_rng_restored():
+        # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
+        # times are the n gaps between stamps 1 … n+1.
+        train(
+            clone,
+            train_ids,
+            val_ids,
+            probe,
+            callback=lambda step, history: stamps.append(time.perf_counter()),
+        )
+        device = next(clone.parameters()).device
+        started = time.perf_counter()
+        evaluate(
+            clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
+        )
+        eval_seconds = time.perf_counter() - started
+    gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
+    interval = config.eval_interval
+    evaluations = (config.steps // interval + (config.steps % interval > 0)) if interval else 1
+    return RunEstimate(
+        steps=config.steps,
+        seconds_per_step=statistics.median(gaps),
+        evaluations=evaluations,
+        seconds_per_evaluation=eval_seconds,
+        probe_steps=len(gaps),
+    )
