@@ -66,67 +66,58 @@ def setup_notebook(seed: int = 0, device: str | None = None, quiet_warnings: boo
     return CourseSession(device=pick_device(device), seed=seed, in_colab=in_colab())
 
 
+def _row(check: str, ok: bool, detail: str, fix: str) -> dict[str, str]:
+    return {"check": check, "status": "ok" if ok else "MISSING", "detail": detail, "if not ok": "" if ok else fix}
+
+
+def _package_rows() -> list[dict[str, str]]:
+    import platform
+
+    version = sys.version_info
+    rows = [
+        _row("Python 3.10–3.13", (3, 10) <= version[:2] <= (3, 13), platform.python_version(),
+             "install Python 3.10–3.13 and run `make lab` again"),
+        _row("PyTorch", True, torch.__version__, ""),
+        _row("accelerator", True, {"cuda": "CUDA GPU", "mps": "Apple MPS",
+             "cpu": "none (CPU only: every notebook still runs)"}[pick_device().type], ""),
+    ]  # fmt: skip
+    try:
+        import ipywidgets
+
+        rows.append(_row("ipywidgets 7.7+ (widgets)", True, ipywidgets.__version__, ""))
+    except ImportError:
+        rows.append(_row("ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'"))
+    return rows
+
+
+def _data_rows() -> list[dict[str, str]]:
+    from .data import CORPUS_ENV_VAR, CORPUS_FILENAME, CorpusMismatchError, corpus_path
+    from .tokenizer import TIKTOKEN_ENV_VAR, get_encoding
+
+    corpus = "corpus (sales textbook)"
+    try:
+        path = corpus_path(download=False)
+        rows = [_row(corpus, True, f"{path.name}, {path.stat().st_size:,} bytes", "")]
+    except CorpusMismatchError as exc:  # there, but not the course's file: say so, not "missing"
+        rows = [_row(corpus, False, "damaged or a different file (SHA-256 differs)", str(exc))]
+    except (FileNotFoundError, ValueError):
+        rows = [_row(corpus, False, "not downloaded yet",
+                     f"run `data.load_text()` online once, or put {CORPUS_FILENAME} in the course's "
+                     f"data/ folder, or set ${CORPUS_ENV_VAR}")]  # fmt: skip
+    tokenizer = "tokenizer (tiktoken cl100k_base)"
+    try:
+        rows.append(_row(tokenizer, True, f"{get_encoding('cl100k_base').n_vocab:,} tokens", ""))
+    except RuntimeError:
+        rows.append(_row(tokenizer, False, "no cached copy",
+                         f"run once online, or set ${TIKTOKEN_ENV_VAR} to a folder holding the tiktoken cache"))  # fmt: skip
+    return rows
+
+
 def environment_checks():
     """What 00_setup checks, as a pandas table: check, status, detail, what to do if not ok.
 
     The corpus is looked up without downloading, so the table is quick and safe offline.
     """
-    import platform
-
     import pandas as pd
 
-    rows = []
-
-    def add(check: str, ok: bool, detail: str, fix: str) -> None:
-        rows.append({"check": check, "status": "ok" if ok else "MISSING", "detail": detail, "if not ok": "" if ok else fix})
-
-    version = sys.version_info
-    add(
-        "Python 3.10–3.13",
-        (3, 10) <= version[:2] <= (3, 13),
-        platform.python_version(),
-        "install Python 3.10–3.13 and run `make lab` again",
-    )
-    add("PyTorch", True, torch.__version__, "")
-    device = pick_device()
-    add(
-        "accelerator",
-        True,
-        {"cuda": "CUDA GPU", "mps": "Apple MPS", "cpu": "none (CPU only: every notebook still runs)"}[device.type],
-        "",
-    )
-    try:
-        import ipywidgets
-
-        add("ipywidgets 7.7+ (widgets)", True, ipywidgets.__version__, "")
-    except ImportError:
-        add("ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'")
-
-    from .data import CORPUS_ENV_VAR, CORPUS_FILENAME, CorpusMismatchError, corpus_path
-
-    try:
-        path = corpus_path(download=False)
-        add("corpus (sales textbook)", True, f"{path.name}, {path.stat().st_size:,} bytes", "")
-    except CorpusMismatchError as exc:  # there, but not the course's file: say so, not "missing"
-        add("corpus (sales textbook)", False, "damaged or a different file (SHA-256 differs)", str(exc))
-    except (FileNotFoundError, ValueError):
-        add(
-            "corpus (sales textbook)",
-            False,
-            "not downloaded yet",
-            f"run `data.load_text()` online once, or put {CORPUS_FILENAME} in the course's data/ "
-            f"folder, or set ${CORPUS_ENV_VAR}",
-        )
-    from .tokenizer import TIKTOKEN_ENV_VAR, get_encoding
-
-    try:
-        encoding = get_encoding("cl100k_base")
-        add("tokenizer (tiktoken cl100k_base)", True, f"{encoding.n_vocab:,} tokens", "")
-    except RuntimeError:
-        add(
-            "tokenizer (tiktoken cl100k_base)",
-            False,
-            "no cached copy",
-            f"run once online, or set ${TIKTOKEN_ENV_VAR} to a folder holding the tiktoken cache",
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_package_rows() + _data_rows())
