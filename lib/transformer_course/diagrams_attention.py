@@ -16,6 +16,7 @@ from .diagrams_base import (
     SHAPE_COLOUR,
     Box,
     arrow,
+    badge,
     box,
     canvas,
     drawing,
@@ -25,18 +26,7 @@ from .diagrams_base import (
 
 
 def _badge(ax, b: Box, tag: str) -> None:
-    ax.text(
-        b.x - b.w / 2 + 0.08,
-        b.y + b.h / 2 - 0.08,
-        tag,
-        ha="left",
-        va="top",
-        fontsize=8.5,
-        color="white",
-        fontweight="bold",
-        zorder=4,
-        bbox={"boxstyle": "round,pad=0.18", "facecolor": "#555555", "edgecolor": "none"},
-    )
+    badge(ax, b.x - b.w / 2 + 0.08, b.y + b.h / 2 - 0.08, tag)
 
 
 def _mask_icon(ax, x0: float, y0: float, size: float = 0.16, n: int = 5) -> None:
@@ -70,31 +60,18 @@ def _projections(ax, n: CourseNumbers, xs: tuple[float, float, float]) -> list[B
     x_in = box(ax, xs[1], 11.0, 3.2, 0.5, f"x {n.shape('B', 'T', 'C')}", PALETTE["data"])
     heads = []
     for x, name in zip(xs, ("Q", "K", "V"), strict=True):
-        proj = box(
-            ax,
-            x,
-            9.85,
-            2.9,
-            0.6,
-            f"{name} = x W_{name}\nLinear {n.C} → {n.C}",
-            PALETTE["attention"],
-            fontsize=10.5,
+        proj, split = (
+            box(ax, x, y, 2.9, 0.6, text, PALETTE["attention"], fontsize=10.5)
+            for y, text in (
+                (9.85, f"{name} = x W_{name}\nLinear {n.C} → {n.C}"),
+                (8.5, f"split {name} into heads\nview + transpose"),
+            )
         )
-        _badge(ax, proj, "04")
+        for drawn in (proj, split):
+            _badge(ax, drawn, "04")
         arrow(
             ax, x_in.bottom, proj.top, n.shape("B", "T", "C") if name == "Q" else None, side="left"
         )
-        split = box(
-            ax,
-            x,
-            8.5,
-            2.9,
-            0.6,
-            f"split {name} into heads\nview + transpose",
-            PALETTE["attention"],
-            fontsize=10.5,
-        )
-        _badge(ax, split, "04")
         arrow(ax, proj.bottom, split.top, n.shape("B", "T", "C"))
         heads.append(split)
     return heads

@@ -118,55 +118,48 @@ def block_norms(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
+def _residual_block(
+    shape: str, entry: str, entry_colour: str, boxes: list[tuple[str, str, float]]
+) -> list[Step]:
+    """Entry, then two residual pairs (norm box, sub-layer box, ⊕), then the output.
+    ``boxes`` holds (text, colour, height) for norm 1, sub-layer 1, norm 2, sub-layer 2."""
+    steps = [Step("out", f"{entry} {shape}", entry_colour, 0.5, shape)]
+    for norm, layer in (boxes[:2], boxes[2:]):
+        steps += [
+            Step("branch"),
+            Step("box", *norm, label=shape),
+            Step("box", *layer, label=shape),
+            Step("add", label=shape),
+        ]
+    return [*steps, Step("out", f"out {shape}", PALETTE["data"], 0.5)]
+
+
 def _classic_steps(n: CourseNumbers) -> list[Step]:
-    shape = n.shape("B", "T", "C")
-    return [
-        Step("out", f"x + sinusoidal positions {shape}", PALETTE["embed"], 0.5, shape),
-        Step("branch"),
-        Step("box", "LayerNorm (mean and variance)", PALETTE["norm"], 0.5, shape),
-        Step(
-            "box",
-            f"multi-head attention\n{n.H} query heads, {n.H} K/V heads",
-            PALETTE["attention"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("branch"),
-        Step("box", "LayerNorm", PALETTE["norm"], 0.5, shape),
-        Step("box", f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU", PALETTE["ffn"], 0.55, shape),
-        Step("add", label=shape),
-        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    attention = f"multi-head attention\n{n.H} query heads, {n.H} K/V heads"
+    ffn = f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU"
+    boxes = [
+        ("LayerNorm (mean and variance)", PALETTE["norm"], 0.5),
+        (attention, PALETTE["attention"], 0.75),
+        ("LayerNorm", PALETTE["norm"], 0.5),
+        (ffn, PALETTE["ffn"], 0.55),
     ]
+    return _residual_block(
+        n.shape("B", "T", "C"), "x + sinusoidal positions", PALETTE["embed"], boxes
+    )
 
 
 def _llama_steps(n: CourseNumbers) -> list[Step]:
-    shape = n.shape("B", "T", "C")
     swiglu_hidden = -(-8 * n.C // 3)  # ⌈8C/3⌉, GPTConfig's default for SwiGLU
-    return [
-        Step("out", f"x (no position table) {shape}", PALETTE["embed"], 0.5, shape),
-        Step("branch"),
-        Step("box", "RMSNorm (root mean square only)", PALETTE["modern"], 0.5, shape),
-        Step(
-            "box",
-            f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads",
-            PALETTE["modern"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("branch"),
-        Step("box", "RMSNorm", PALETTE["modern"], 0.5, shape),
-        Step(
-            "box",
-            f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}",
-            PALETTE["modern"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    attention = f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads"
+    swiglu = f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}"
+    modern = PALETTE["modern"]
+    boxes = [
+        ("RMSNorm (root mean square only)", modern, 0.5),
+        (attention, modern, 0.75),
+        ("RMSNorm", modern, 0.5),
+        (swiglu, modern, 0.75),
     ]
+    return _residual_block(n.shape("B", "T", "C"), "x (no position table)", PALETTE["embed"], boxes)
 
 
 def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
