@@ -185,41 +185,65 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
+def _column_head(
+    ax, x: float, width: float, ids: tuple[str, str], stack: str, frame_at: tuple[float, ...]
+) -> Box:
+    """Ids → embedding above the frame of "× 2 ``stack`` blocks"; ``frame_at`` is the frame's
+    (left of x, bottom, right of x). Returns the embedding box."""
+    text, shape = ids
+    ids_box = box(ax, x, 9.15, width, 0.5, f"{text} {shape}", PALETTE["data"])
+    emb = box(ax, x, 8.25, width, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
+    arrow(ax, ids_box.bottom, emb.top, shape)
+    left, bottom, right = frame_at
+    frame(ax, x - left, bottom, x + right, 7.45)
+    label = f"× 2 {stack} blocks"
+    style = dict(ha="right", style="normal", fontweight="bold", fontsize=10.5)
+    note(ax, x + right - 0.1, bottom + 0.18, label, **style)
+    return emb
+
+
+def _residual_column(
+    ax,
+    x: float,
+    width: float,
+    entry: tuple[Box, str],
+    sublayers: list[tuple[str, str]],
+    places: list[tuple[float, float, float, float]],
+    *,
+    rail: float,
+) -> list[Box]:
+    """Post-norm sub-layers top to bottom, each followed by its ⊕ and the residual line that
+    skips it ``rail`` to the left. ``sublayers``: (text, PALETTE key); ``places``: (box y, box
+    height, ⊕ y, where the residual leaves the trunk). Returns the boxes and ⊕ alternately."""
+    drawn: list[Box] = []
+    for (text, colour), (y, height, plus_y, _) in zip(sublayers, places, strict=True):
+        size = 11 if colour == "ffn" else 10  # the attention boxes hold two or three lines
+        drawn += [box(ax, x, y, width, height, text, PALETTE[colour], fontsize=size)]
+        drawn += [plus(ax, x, plus_y)]
+    entry_box, entry_shape = entry
+    arrow(ax, entry_box.bottom, drawn[0].top, entry_shape, label_at=(x, 7.68))
+    for above, below in zip(drawn, drawn[1:]):
+        arrow(ax, above.bottom, below.top)
+    for (*_, top_y), node in zip(places, drawn[1::2], strict=True):
+        line(ax, [(x, top_y), (x - rail, top_y), (x - rail, node.y), node.left])
+    return drawn
+
+
 def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
     src_shape = "(B, S, 64)"
-    ids = box(ax, x, 9.15, 3.4, 0.5, "source ids (B, S)", PALETTE["data"])
-    emb = box(ax, x, 8.25, 3.4, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
-    arrow(ax, ids.bottom, emb.top, "(B, S)")
-    frame(ax, x - 2.35, 4.15, x + 2.0, 7.45)
-    note(
-        ax,
-        x + 1.9,
-        4.33,
-        "× 2 encoder blocks",
-        ha="right",
-        style="normal",
-        fontweight="bold",
-        fontsize=10.5,
-    )
-    att = box(
+    emb = _column_head(ax, x, 3.4, ("source ids", "(B, S)"), "encoder", (2.35, 4.15, 2.0))
+    *_, add2 = _residual_column(
         ax,
         x,
-        6.6,
         3.4,
-        0.75,
-        "self-attention, no causal mask\n(every source token sees all)",
-        PALETTE["attention"],
-        fontsize=10,
+        (emb, src_shape),
+        [
+            ("self-attention, no causal mask\n(every source token sees all)", "attention"),
+            ("feed-forward", "ffn"),
+        ],
+        [(6.6, 0.75, 5.85, 7.2), (5.15, 0.5, 4.5, 5.6)],
+        rail=2.05,
     )
-    add1 = plus(ax, x, 5.85)
-    ffn = box(ax, x, 5.15, 3.4, 0.5, "feed-forward", PALETTE["ffn"])
-    add2 = plus(ax, x, 4.5)
-    arrow(ax, emb.bottom, att.top, src_shape, label_at=(x, 7.68))
-    arrow(ax, att.bottom, add1.top)
-    arrow(ax, add1.bottom, ffn.top)
-    arrow(ax, ffn.bottom, add2.top)
-    for top_y, node in ((7.2, add1), (5.6, add2)):
-        line(ax, [(x, top_y), (x - 2.05, top_y), (x - 2.05, node.y), node.left])
     memory = box(ax, x, 2.9, 3.4, 0.6, "encoder output (memory)", PALETTE["embed"])
     arrow(ax, add2.bottom, memory.top, src_shape)
     return memory
@@ -227,49 +251,20 @@ def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
 
 def _decoder_column(ax, x: float, memory: Box) -> Box:
     """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
-    ids = box(ax, x, 9.15, 3.6, 0.5, "target ids so far (B, T)", PALETTE["data"])
-    emb = box(ax, x, 8.25, 3.6, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
-    arrow(ax, ids.bottom, emb.top, "(B, T)")
-    frame(ax, x - 2.45, 2.5, x + 2.1, 7.45)
-    note(
-        ax,
-        x + 2.0,
-        2.68,
-        "× 2 decoder blocks",
-        ha="right",
-        style="normal",
-        fontweight="bold",
-        fontsize=10.5,
-    )
-    self_att = box(
+    emb = _column_head(ax, x, 3.6, ("target ids so far", "(B, T)"), "decoder", (2.45, 2.5, 2.1))
+    _, _, cross, _, _, add3 = _residual_column(
         ax,
         x,
-        6.6,
         3.6,
-        0.75,
-        "masked self-attention\n(causal: only earlier targets)",
-        PALETTE["attention"],
-        fontsize=10,
+        (emb, "(B, T, 64)"),
+        [
+            ("masked self-attention\n(causal: only earlier targets)", "attention"),
+            ("cross-attention\nQ from the decoder,\nK and V from the memory", "output"),
+            ("feed-forward", "ffn"),
+        ],
+        [(6.6, 0.75, 5.85, 7.2), (5.0, 0.85, 4.2, 5.6), (3.5, 0.5, 2.85, 3.95)],
+        rail=2.2,
     )
-    add1 = plus(ax, x, 5.85)
-    cross = box(
-        ax,
-        x,
-        5.0,
-        3.6,
-        0.85,
-        "cross-attention\nQ from the decoder,\nK and V from the memory",
-        PALETTE["output"],
-        fontsize=10,
-    )
-    add2 = plus(ax, x, 4.2)
-    ffn = box(ax, x, 3.5, 3.6, 0.5, "feed-forward", PALETTE["ffn"])
-    add3 = plus(ax, x, 2.85)
-    arrow(ax, emb.bottom, self_att.top, "(B, T, 64)", label_at=(x, 7.68))
-    for a, b in ((self_att, add1), (add1, cross), (cross, add2), (add2, ffn), (ffn, add3)):
-        arrow(ax, a.bottom, b.top)
-    for top_y, node in ((7.2, add1), (5.6, add2), (3.95, add3)):
-        line(ax, [(x, top_y), (x - 2.2, top_y), (x - 2.2, node.y), node.left])
     arrow(ax, memory.right, cross.left, None, connection="arc3,rad=0.25")
     note(
         ax,
