@@ -232,6 +232,31 @@ def describe(backend: str, requirement: str) -> str:
     return f"{words} ({requirement})"
 
 
+def _check(args: argparse.Namespace, plan: Plan) -> int:
+    """``check``: 0 when the existing .venv suits the TORCH/TORCH_SPEC asked for, else 2 with
+    how to switch or keep it."""
+    explicit = plan if (args.torch or args.spec) else None
+    why = mismatch(
+        read_record(args.venv),
+        (args.venv / "bin").is_dir(),
+        explicit,
+        bool(args.torch),
+        venv_torch(args.venv),
+    )
+    if not why:
+        return 0
+    wanted = " ".join(
+        f'{k}="{v}"' for k, v in (("TORCH", args.torch), ("TORCH_SPEC", args.spec)) if v
+    )
+    print(
+        f"error: {args.venv} already exists and {why}.\n"
+        f"  To switch, remove it and create it again:  make clean-env && make lab {wanted}\n"
+        f"  To keep it, run make without TORCH/TORCH_SPEC.",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("plan", "install", "check"))
@@ -250,26 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = Plan(plan.backend, plan.requirement, args.index, plan.note)
 
     if args.action == "check":
-        explicit = plan if (args.torch or args.spec) else None
-        why = mismatch(
-            read_record(args.venv),
-            (args.venv / "bin").is_dir(),
-            explicit,
-            bool(args.torch),
-            venv_torch(args.venv),
-        )
-        if why:
-            wanted = " ".join(
-                f'{k}="{v}"' for k, v in (("TORCH", args.torch), ("TORCH_SPEC", args.spec)) if v
-            )
-            print(
-                f"error: {args.venv} already exists and {why}.\n"
-                f"  To switch, remove it and create it again:  make clean-env && make lab {wanted}\n"
-                f"  To keep it, run make without TORCH/TORCH_SPEC.",
-                file=sys.stderr,
-            )
-            return 2
-        return 0
+        return _check(args, plan)
 
     if args.action == "plan":
         print(json.dumps({"machine": asdict(machine), **asdict(plan), "pip": plan.pip_args()}))
