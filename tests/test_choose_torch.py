@@ -3,7 +3,6 @@ unreachable, and the refusal to switch builds inside an existing .venv."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,20 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "choose_torch.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("choose_torch", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["choose_torch"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-ct = _load()
+ct = load_script("tools/choose_torch.py")
 LINUX = ct.Machine("Linux")
 LINUX_GPU = ct.Machine("Linux", nvidia=True)
 WSL = ct.Machine("Linux", wsl=True)

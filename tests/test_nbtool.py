@@ -7,26 +7,17 @@ placeholders, the stable cell ids and the command line that nbtool adds to jupyt
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
 
 
-def _load_nbtool():
-    spec = importlib.util.spec_from_file_location("nbtool", REPO / "tools" / "nbtool.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("nbtool", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-nbtool = _load_nbtool()
+nbtool = load_script("tools/nbtool.py")
 
 
 def _cells(nb) -> list[tuple[str, str]]:

@@ -11,6 +11,17 @@ from torch import nn
 from transformer_course.norm import LayerNorm, RMSNorm
 
 shapes = st.lists(st.integers(1, 5), min_size=0, max_size=3)
+# Leading shape, feature size, seed and input scale: the draws both norms are tested on.
+norm_cases = given(
+    lead=shapes,
+    d=st.integers(1, 48),
+    seed=st.integers(0, 2**16),
+    scale=st.sampled_from([1e-3, 1.0, 50.0]),
+)
+
+
+def random_norm_inputs(test):
+    return settings(max_examples=40, deadline=None)(norm_cases(test))
 
 
 def _random_affine(module: nn.Module, reference: nn.Module, generator: torch.Generator) -> None:
@@ -21,13 +32,7 @@ def _random_affine(module: nn.Module, reference: nn.Module, generator: torch.Gen
             getattr(reference, name).copy_(param)
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    lead=shapes,
-    d=st.integers(1, 48),
-    seed=st.integers(0, 2**16),
-    scale=st.sampled_from([1e-3, 1.0, 50.0]),
-)
+@random_norm_inputs
 def test_layernorm_equals_torch(lead, d, seed, scale):
     generator = torch.Generator().manual_seed(seed)
     # float64: with an offset of 3 and a spread of 1e-3, float32 loses digits in x − mean
@@ -38,13 +43,7 @@ def test_layernorm_equals_torch(lead, d, seed, scale):
     torch.testing.assert_close(ours(x), theirs(x))
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    lead=shapes,
-    d=st.integers(1, 48),
-    seed=st.integers(0, 2**16),
-    scale=st.sampled_from([1e-3, 1.0, 50.0]),
-)
+@random_norm_inputs
 def test_rmsnorm_equals_torch(lead, d, seed, scale):
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(*lead, d, generator=generator) * scale  # (..., C)

@@ -30,6 +30,23 @@ def _save(model, tmp_path):
     return tmp_path
 
 
+def _gpt2(tmp_path, tie: bool):
+    torch.manual_seed(SEED)
+    config = transformers.GPT2Config(
+        vocab_size=VOCAB,
+        n_positions=32,
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        tie_word_embeddings=tie,
+        initializer_range=INIT,
+    )
+    model = transformers.GPT2LMHeadModel(config)
+    if not tie:  # an untied head must really be a different tensor
+        torch.nn.init.normal_(model.lm_head.weight, std=INIT)
+    return model, _save(model, tmp_path)
+
+
 def _llama(tmp_path, tie: bool):
     torch.manual_seed(SEED)
     config = transformers.LlamaConfig(
@@ -63,20 +80,7 @@ def _compare(reference, folder) -> float:
 
 @pytest.mark.parametrize("tie", [True, False])
 def test_gpt2_logits_match_transformers(tmp_path, tie):
-    torch.manual_seed(SEED)
-    config = transformers.GPT2Config(
-        vocab_size=VOCAB,
-        n_positions=32,
-        n_embd=64,
-        n_layer=2,
-        n_head=4,
-        tie_word_embeddings=tie,
-        initializer_range=INIT,
-    )
-    reference = transformers.GPT2LMHeadModel(config)
-    if not tie:  # an untied head must really be a different tensor
-        torch.nn.init.normal_(reference.lm_head.weight, std=INIT)
-    _compare(reference, _save(reference, tmp_path))
+    _compare(*_gpt2(tmp_path, tie))
     model = load_pretrained(tmp_path)
     assert model.config.feedforward == "gelu_tanh" and model.config.tie_weights is tie
     assert (model.lm_head.weight is model.token_embedding.weight) is tie
@@ -109,21 +113,7 @@ def test_without_the_new_config_fields_the_logits_differ(tmp_path, monkeypatch, 
 
     import transformer_course.pretrained as pretrained
 
-    if family == "llama":
-        reference, folder = _llama(tmp_path, False)
-    else:
-        torch.manual_seed(SEED)
-        reference = transformers.GPT2LMHeadModel(
-            transformers.GPT2Config(
-                vocab_size=VOCAB,
-                n_positions=32,
-                n_embd=64,
-                n_layer=2,
-                n_head=4,
-                initializer_range=INIT,
-            )
-        )
-        folder = _save(reference, tmp_path)
+    reference, folder = (_llama if family == "llama" else _gpt2)(tmp_path, family == "gpt2")
     original = pretrained.gpt_config_from_hf
     monkeypatch.setattr(
         pretrained,

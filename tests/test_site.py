@@ -16,9 +16,7 @@ from __future__ import annotations
 import functools
 import html.parser
 import http.server
-import importlib.util
 import json
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -26,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 from test_browser import CHROMIUM, CHROMIUM_FLAGS, _free_port, _must_run, browser  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,15 +32,7 @@ SCREENSHOTS = REPO / "screenshots" / "site"
 VIEWPORT = {"width": 1280, "height": 900}
 
 
-def _load_course_site():
-    spec = importlib.util.spec_from_file_location("course_site", REPO / "site" / "course_site.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("course_site", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-course_site = _load_course_site()
+course_site = load_script("site/course_site.py")
 HTML = course_site.HTML
 
 

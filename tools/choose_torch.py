@@ -44,6 +44,20 @@ SIZE_NOTE = {
     "macos": "the macOS build (CPU + Apple's MPS GPU)",
     "pip": "the build pip resolves (on Linux, PyPI's is the CUDA one: ~2.7 GB)",
 }
+#: Systems whose PyPI wheel is a CPU build (macOS's includes MPS): its size note, and what to
+#: do when TORCH=cuda is asked for there.
+NO_CUDA = {
+    "Darwin": (
+        SIZE_NOTE["macos"],
+        "TORCH=cuda: PyTorch has no CUDA build for macOS; use TORCH=cpu "
+        "(the macOS build includes Apple's MPS GPU backend)",
+    ),
+    "Windows": (
+        SIZE_NOTE["cpu"],
+        "TORCH=cuda on native Windows: run the course in WSL (README: Two commands), "
+        "or install the CUDA build that https://pytorch.org/get-started/locally/ names",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -105,21 +119,11 @@ def choose(machine: Machine, torch: str = "", spec: str = "") -> Plan:
     requirement = spec or "torch"
     if spec and not torch:
         return Plan("pip", requirement, None, f"TORCH_SPEC={spec} through pip's own index")
-    if machine.system == "Darwin":
+    if machine.system in NO_CUDA:
+        note, refusal = NO_CUDA[machine.system]
         if torch == "cuda":
-            raise ValueError(
-                "TORCH=cuda: PyTorch has no CUDA build for macOS; use TORCH=cpu "
-                "(the macOS build includes Apple's MPS GPU backend)"
-            )
-        return Plan("cpu", requirement, None, SIZE_NOTE["macos"])
-    if machine.system == "Windows":
-        if torch == "cuda":
-            raise ValueError(
-                "TORCH=cuda on native Windows: run the course in WSL (README: Two commands), "
-                "or install the CUDA build that https://pytorch.org/get-started/locally/ names"
-            )
-        # PyPI's Windows wheels are the CPU build already.
-        return Plan("cpu", requirement, None, SIZE_NOTE["cpu"])
+            raise ValueError(refusal)
+        return Plan("cpu", requirement, None, note)
     if machine.system != "Linux":
         return Plan("pip", requirement, None, f"{machine.system}: {SIZE_NOTE['pip']}")
     backend = torch if torch in ("cpu", "cuda") else ("cuda" if machine.nvidia else "cpu")
@@ -228,6 +232,31 @@ def describe(backend: str, requirement: str) -> str:
     return f"{words} ({requirement})"
 
 
+def _check(args: argparse.Namespace, plan: Plan) -> int:
+    """``check``: 0 when the existing .venv suits the TORCH/TORCH_SPEC asked for, else 2 with
+    how to switch or keep it."""
+    explicit = plan if (args.torch or args.spec) else None
+    why = mismatch(
+        read_record(args.venv),
+        (args.venv / "bin").is_dir(),
+        explicit,
+        bool(args.torch),
+        venv_torch(args.venv),
+    )
+    if not why:
+        return 0
+    wanted = " ".join(
+        f'{k}="{v}"' for k, v in (("TORCH", args.torch), ("TORCH_SPEC", args.spec)) if v
+    )
+    print(
+        f"error: {args.venv} already exists and {why}.\n"
+        f"  To switch, remove it and create it again:  make clean-env && make lab {wanted}\n"
+        f"  To keep it, run make without TORCH/TORCH_SPEC.",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("plan", "install", "check"))
@@ -246,26 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = Plan(plan.backend, plan.requirement, args.index, plan.note)
 
     if args.action == "check":
-        explicit = plan if (args.torch or args.spec) else None
-        why = mismatch(
-            read_record(args.venv),
-            (args.venv / "bin").is_dir(),
-            explicit,
-            bool(args.torch),
-            venv_torch(args.venv),
-        )
-        if why:
-            wanted = " ".join(
-                f'{k}="{v}"' for k, v in (("TORCH", args.torch), ("TORCH_SPEC", args.spec)) if v
-            )
-            print(
-                f"error: {args.venv} already exists and {why}.\n"
-                f"  To switch, remove it and create it again:  make clean-env && make lab {wanted}\n"
-                f"  To keep it, run make without TORCH/TORCH_SPEC.",
-                file=sys.stderr,
-            )
-            return 2
-        return 0
+        return _check(args, plan)
 
     if args.action == "plan":
         print(json.dumps({"machine": asdict(machine), **asdict(plan), "pip": plan.pip_args()}))

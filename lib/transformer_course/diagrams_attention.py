@@ -16,6 +16,7 @@ from .diagrams_base import (
     SHAPE_COLOUR,
     Box,
     arrow,
+    badge,
     box,
     canvas,
     drawing,
@@ -25,18 +26,7 @@ from .diagrams_base import (
 
 
 def _badge(ax, b: Box, tag: str) -> None:
-    ax.text(
-        b.x - b.w / 2 + 0.08,
-        b.y + b.h / 2 - 0.08,
-        tag,
-        ha="left",
-        va="top",
-        fontsize=8.5,
-        color="white",
-        fontweight="bold",
-        zorder=4,
-        bbox={"boxstyle": "round,pad=0.18", "facecolor": "#555555", "edgecolor": "none"},
-    )
+    badge(ax, b.x - b.w / 2 + 0.08, b.y + b.h / 2 - 0.08, tag)
 
 
 def _mask_icon(ax, x0: float, y0: float, size: float = 0.16, n: int = 5) -> None:
@@ -70,31 +60,18 @@ def _projections(ax, n: CourseNumbers, xs: tuple[float, float, float]) -> list[B
     x_in = box(ax, xs[1], 11.0, 3.2, 0.5, f"x {n.shape('B', 'T', 'C')}", PALETTE["data"])
     heads = []
     for x, name in zip(xs, ("Q", "K", "V"), strict=True):
-        proj = box(
-            ax,
-            x,
-            9.85,
-            2.9,
-            0.6,
-            f"{name} = x W_{name}\nLinear {n.C} → {n.C}",
-            PALETTE["attention"],
-            fontsize=10.5,
+        proj, split = (
+            box(ax, x, y, 2.9, 0.6, text, PALETTE["attention"], fontsize=10.5)
+            for y, text in (
+                (9.85, f"{name} = x W_{name}\nLinear {n.C} → {n.C}"),
+                (8.5, f"split {name} into heads\nview + transpose"),
+            )
         )
-        _badge(ax, proj, "04")
+        for drawn in (proj, split):
+            _badge(ax, drawn, "04")
         arrow(
             ax, x_in.bottom, proj.top, n.shape("B", "T", "C") if name == "Q" else None, side="left"
         )
-        split = box(
-            ax,
-            x,
-            8.5,
-            2.9,
-            0.6,
-            f"split {name} into heads\nview + transpose",
-            PALETTE["attention"],
-            fontsize=10.5,
-        )
-        _badge(ax, split, "04")
         arrow(ax, proj.bottom, split.top, n.shape("B", "T", "C"))
         heads.append(split)
     return heads
@@ -123,19 +100,10 @@ def _score_chain(ax, x: float, n: CourseNumbers, q: Box, k: Box) -> Box:
     return drawn[-1]
 
 
-def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
-    """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
-    headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
-    concatenate, W_O."""
-    n = numbers
-    fig, ax = canvas(13.0, 12.2)
-    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
-    q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
+def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -> None:
+    """The last steps of :func:`multi_head_attention_steps`: weights @ V, concatenate, W_O."""
     heads = n.shape("B", "H", "T", "D")
     square = n.shape("B", "H", "T", "T")
-    x = 4.45
-    softmax_box = _score_chain(ax, x, n, q, k)
-    _mask_icon(ax, x + 1.95, 4.95)
     weighted = box(
         ax,
         7.2,
@@ -179,6 +147,20 @@ def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
     )
     _badge(ax, out, "08")
     arrow(ax, concat.right, out.left, n.shape("B", "T", "C"), side="above", offset=0.08)
+
+
+def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
+    """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
+    headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
+    concatenate, W_O."""
+    n = numbers
+    fig, ax = canvas(13.0, 12.2)
+    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
+    q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
+    x = 4.45
+    softmax_box = _score_chain(ax, x, n, q, k)
+    _mask_icon(ax, x + 1.95, 4.95)
+    _mix_and_project(ax, n, x, softmax_box, v)
     note(
         ax,
         0.4,
@@ -228,6 +210,22 @@ def _annotate(ax, target: Box, label: str, at: tuple[float, float], above: bool)
     )
 
 
+#: softmax(QKᵀ/√d_k + M) V, one mathtext piece per symbol :func:`attention_formula` labels.
+_FORMULA = (
+    r"$\mathrm{Attention}(Q, K, V)$",
+    r"$=$",
+    r"$\mathrm{softmax}\,($",
+    r"$Q$",
+    r"$K^{\top}$",
+    r"$/$",
+    r"$\sqrt{d_k}$",
+    r"$+$",
+    r"$M$",
+    r"$)$",
+    r"$V$",
+)
+
+
 def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
     """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
     numbers (introduced in 04_qkv, computed step by step in 05–08)."""
@@ -239,20 +237,7 @@ def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
         7.0,
         "The attention formula, every symbol with its shape (one block, all heads at once)",
     )
-    pieces = [
-        r"$\mathrm{Attention}(Q, K, V)$",
-        r"$=$",
-        r"$\mathrm{softmax}\,($",
-        r"$Q$",
-        r"$K^{\top}$",
-        r"$/$",
-        r"$\sqrt{d_k}$",
-        r"$+$",
-        r"$M$",
-        r"$)$",
-        r"$V$",
-    ]
-    b = _math_row(ax, fig, pieces, 2.0, 3.55, 30)
+    b = _math_row(ax, fig, list(_FORMULA), 2.0, 3.55, 30)
     out, _, soft, q, kt, _, root, _, mask, _, v = b
     hs = n.shape("B", "H", "T", "D")
     scores = n.shape("B", "H", "T", "T")

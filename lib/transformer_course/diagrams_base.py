@@ -290,6 +290,22 @@ def note(
     )
 
 
+def badge(ax, x: float, y: float, tag: str, colour: str = "#555555") -> None:
+    """A small white-on-``colour`` tag (a notebook number) with its top-left corner at (x, y)."""
+    ax.text(
+        x,
+        y,
+        tag,
+        ha="left",
+        va="top",
+        fontsize=8.5,
+        color="white",
+        fontweight="bold",
+        zorder=4,
+        bbox={"boxstyle": "round,pad=0.18", "facecolor": colour, "edgecolor": "none"},
+    )
+
+
 def title(ax, x: float, y: float, text: str, *, fontsize: float = 15) -> None:
     """A diagram's title."""
     ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, fontweight="bold", zorder=3)

@@ -118,55 +118,48 @@ def block_norms(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
+def _residual_block(
+    shape: str, entry: str, entry_colour: str, boxes: list[tuple[str, str, float]]
+) -> list[Step]:
+    """Entry, then two residual pairs (norm box, sub-layer box, ⊕), then the output.
+    ``boxes`` holds (text, colour, height) for norm 1, sub-layer 1, norm 2, sub-layer 2."""
+    steps = [Step("out", f"{entry} {shape}", entry_colour, 0.5, shape)]
+    for norm, layer in (boxes[:2], boxes[2:]):
+        steps += [
+            Step("branch"),
+            Step("box", *norm, label=shape),
+            Step("box", *layer, label=shape),
+            Step("add", label=shape),
+        ]
+    return [*steps, Step("out", f"out {shape}", PALETTE["data"], 0.5)]
+
+
 def _classic_steps(n: CourseNumbers) -> list[Step]:
-    shape = n.shape("B", "T", "C")
-    return [
-        Step("out", f"x + sinusoidal positions {shape}", PALETTE["embed"], 0.5, shape),
-        Step("branch"),
-        Step("box", "LayerNorm (mean and variance)", PALETTE["norm"], 0.5, shape),
-        Step(
-            "box",
-            f"multi-head attention\n{n.H} query heads, {n.H} K/V heads",
-            PALETTE["attention"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("branch"),
-        Step("box", "LayerNorm", PALETTE["norm"], 0.5, shape),
-        Step("box", f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU", PALETTE["ffn"], 0.55, shape),
-        Step("add", label=shape),
-        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    attention = f"multi-head attention\n{n.H} query heads, {n.H} K/V heads"
+    ffn = f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU"
+    boxes = [
+        ("LayerNorm (mean and variance)", PALETTE["norm"], 0.5),
+        (attention, PALETTE["attention"], 0.75),
+        ("LayerNorm", PALETTE["norm"], 0.5),
+        (ffn, PALETTE["ffn"], 0.55),
     ]
+    return _residual_block(
+        n.shape("B", "T", "C"), "x + sinusoidal positions", PALETTE["embed"], boxes
+    )
 
 
 def _llama_steps(n: CourseNumbers) -> list[Step]:
-    shape = n.shape("B", "T", "C")
     swiglu_hidden = -(-8 * n.C // 3)  # ⌈8C/3⌉, GPTConfig's default for SwiGLU
-    return [
-        Step("out", f"x (no position table) {shape}", PALETTE["embed"], 0.5, shape),
-        Step("branch"),
-        Step("box", "RMSNorm (root mean square only)", PALETTE["modern"], 0.5, shape),
-        Step(
-            "box",
-            f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads",
-            PALETTE["modern"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("branch"),
-        Step("box", "RMSNorm", PALETTE["modern"], 0.5, shape),
-        Step(
-            "box",
-            f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}",
-            PALETTE["modern"],
-            0.75,
-            shape,
-        ),
-        Step("add", label=shape),
-        Step("out", f"out {shape}", PALETTE["data"], 0.5),
+    attention = f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads"
+    swiglu = f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}"
+    modern = PALETTE["modern"]
+    boxes = [
+        ("RMSNorm (root mean square only)", modern, 0.5),
+        (attention, modern, 0.75),
+        ("RMSNorm", modern, 0.5),
+        (swiglu, modern, 0.75),
     ]
+    return _residual_block(n.shape("B", "T", "C"), "x (no position table)", PALETTE["embed"], boxes)
 
 
 def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
@@ -192,41 +185,65 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
+def _column_head(
+    ax, x: float, width: float, ids: tuple[str, str], stack: str, frame_at: tuple[float, ...]
+) -> Box:
+    """Ids → embedding above the frame of "× 2 ``stack`` blocks"; ``frame_at`` is the frame's
+    (left of x, bottom, right of x). Returns the embedding box."""
+    text, shape = ids
+    ids_box = box(ax, x, 9.15, width, 0.5, f"{text} {shape}", PALETTE["data"])
+    emb = box(ax, x, 8.25, width, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
+    arrow(ax, ids_box.bottom, emb.top, shape)
+    left, bottom, right = frame_at
+    frame(ax, x - left, bottom, x + right, 7.45)
+    label = f"× 2 {stack} blocks"
+    style = dict(ha="right", style="normal", fontweight="bold", fontsize=10.5)
+    note(ax, x + right - 0.1, bottom + 0.18, label, **style)
+    return emb
+
+
+def _residual_column(
+    ax,
+    x: float,
+    width: float,
+    entry: tuple[Box, str],
+    sublayers: list[tuple[str, str]],
+    places: list[tuple[float, float, float, float]],
+    *,
+    rail: float,
+) -> list[Box]:
+    """Post-norm sub-layers top to bottom, each followed by its ⊕ and the residual line that
+    skips it ``rail`` to the left. ``sublayers``: (text, PALETTE key); ``places``: (box y, box
+    height, ⊕ y, where the residual leaves the trunk). Returns the boxes and ⊕ alternately."""
+    drawn: list[Box] = []
+    for (text, colour), (y, height, plus_y, _) in zip(sublayers, places, strict=True):
+        size = 11 if colour == "ffn" else 10  # the attention boxes hold two or three lines
+        drawn += [box(ax, x, y, width, height, text, PALETTE[colour], fontsize=size)]
+        drawn += [plus(ax, x, plus_y)]
+    entry_box, entry_shape = entry
+    arrow(ax, entry_box.bottom, drawn[0].top, entry_shape, label_at=(x, 7.68))
+    for above, below in zip(drawn, drawn[1:]):
+        arrow(ax, above.bottom, below.top)
+    for (*_, top_y), node in zip(places, drawn[1::2], strict=True):
+        line(ax, [(x, top_y), (x - rail, top_y), (x - rail, node.y), node.left])
+    return drawn
+
+
 def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
     src_shape = "(B, S, 64)"
-    ids = box(ax, x, 9.15, 3.4, 0.5, "source ids (B, S)", PALETTE["data"])
-    emb = box(ax, x, 8.25, 3.4, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
-    arrow(ax, ids.bottom, emb.top, "(B, S)")
-    frame(ax, x - 2.35, 4.15, x + 2.0, 7.45)
-    note(
-        ax,
-        x + 1.9,
-        4.33,
-        "× 2 encoder blocks",
-        ha="right",
-        style="normal",
-        fontweight="bold",
-        fontsize=10.5,
-    )
-    att = box(
+    emb = _column_head(ax, x, 3.4, ("source ids", "(B, S)"), "encoder", (2.35, 4.15, 2.0))
+    *_, add2 = _residual_column(
         ax,
         x,
-        6.6,
         3.4,
-        0.75,
-        "self-attention, no causal mask\n(every source token sees all)",
-        PALETTE["attention"],
-        fontsize=10,
+        (emb, src_shape),
+        [
+            ("self-attention, no causal mask\n(every source token sees all)", "attention"),
+            ("feed-forward", "ffn"),
+        ],
+        [(6.6, 0.75, 5.85, 7.2), (5.15, 0.5, 4.5, 5.6)],
+        rail=2.05,
     )
-    add1 = plus(ax, x, 5.85)
-    ffn = box(ax, x, 5.15, 3.4, 0.5, "feed-forward", PALETTE["ffn"])
-    add2 = plus(ax, x, 4.5)
-    arrow(ax, emb.bottom, att.top, src_shape, label_at=(x, 7.68))
-    arrow(ax, att.bottom, add1.top)
-    arrow(ax, add1.bottom, ffn.top)
-    arrow(ax, ffn.bottom, add2.top)
-    for top_y, node in ((7.2, add1), (5.6, add2)):
-        line(ax, [(x, top_y), (x - 2.05, top_y), (x - 2.05, node.y), node.left])
     memory = box(ax, x, 2.9, 3.4, 0.6, "encoder output (memory)", PALETTE["embed"])
     arrow(ax, add2.bottom, memory.top, src_shape)
     return memory
@@ -234,49 +251,20 @@ def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
 
 def _decoder_column(ax, x: float, memory: Box) -> Box:
     """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
-    ids = box(ax, x, 9.15, 3.6, 0.5, "target ids so far (B, T)", PALETTE["data"])
-    emb = box(ax, x, 8.25, 3.6, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
-    arrow(ax, ids.bottom, emb.top, "(B, T)")
-    frame(ax, x - 2.45, 2.5, x + 2.1, 7.45)
-    note(
-        ax,
-        x + 2.0,
-        2.68,
-        "× 2 decoder blocks",
-        ha="right",
-        style="normal",
-        fontweight="bold",
-        fontsize=10.5,
-    )
-    self_att = box(
+    emb = _column_head(ax, x, 3.6, ("target ids so far", "(B, T)"), "decoder", (2.45, 2.5, 2.1))
+    _, _, cross, _, _, add3 = _residual_column(
         ax,
         x,
-        6.6,
         3.6,
-        0.75,
-        "masked self-attention\n(causal: only earlier targets)",
-        PALETTE["attention"],
-        fontsize=10,
+        (emb, "(B, T, 64)"),
+        [
+            ("masked self-attention\n(causal: only earlier targets)", "attention"),
+            ("cross-attention\nQ from the decoder,\nK and V from the memory", "output"),
+            ("feed-forward", "ffn"),
+        ],
+        [(6.6, 0.75, 5.85, 7.2), (5.0, 0.85, 4.2, 5.6), (3.5, 0.5, 2.85, 3.95)],
+        rail=2.2,
     )
-    add1 = plus(ax, x, 5.85)
-    cross = box(
-        ax,
-        x,
-        5.0,
-        3.6,
-        0.85,
-        "cross-attention\nQ from the decoder,\nK and V from the memory",
-        PALETTE["output"],
-        fontsize=10,
-    )
-    add2 = plus(ax, x, 4.2)
-    ffn = box(ax, x, 3.5, 3.6, 0.5, "feed-forward", PALETTE["ffn"])
-    add3 = plus(ax, x, 2.85)
-    arrow(ax, emb.bottom, self_att.top, "(B, T, 64)", label_at=(x, 7.68))
-    for a, b in ((self_att, add1), (add1, cross), (cross, add2), (add2, ffn), (ffn, add3)):
-        arrow(ax, a.bottom, b.top)
-    for top_y, node in ((7.2, add1), (5.6, add2), (3.95, add3)):
-        line(ax, [(x, top_y), (x - 2.2, top_y), (x - 2.2, node.y), node.left])
     arrow(ax, memory.right, cross.left, None, connection="arc3,rad=0.25")
     note(
         ax,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from .diagrams import COURSE, NOTEBOOKS, CourseNumbers
-from .diagrams_base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+from .diagrams_base import PALETTE, Box, arrow, badge, box, canvas, frame, line, note, plus, title
 
 
 class _Roadmap:
@@ -57,18 +57,7 @@ class _Roadmap:
             else " ".join(tags)
         )
         colour = PALETTE["highlight"] if (lit and self.here) else ("#555555" if lit else "#c8c8c8")
-        self.ax.text(
-            x,
-            y,
-            label,
-            ha="left",
-            va="top",
-            fontsize=8.5,
-            color="white",
-            fontweight="bold",
-            zorder=4,
-            bbox={"boxstyle": "round,pad=0.18", "facecolor": colour, "edgecolor": "none"},
-        )
+        badge(self.ax, x, y, label, colour)
 
     def arrow(self, start, end, label=None, tags: tuple[str, ...] = (), **kw) -> None:
         arrow(self.ax, start, end, label, muted=bool(tags) and not self.lit(tags), **kw)

@@ -26,6 +26,7 @@ from matplotlib.colors import to_hex
 from torch import nn
 
 from .. import _checks
+from ..data import Codec
 from ..generate import beam_search, continuation_log_probs, generate
 
 METHODS = ("greedy", "sample", "top-k", "top-p", "beam")
@@ -36,18 +37,18 @@ def make_codec(
     encoding, vocabulary=None
 ) -> tuple[Callable[[str], list[int]], Callable[[int], str]]:
     """``(encode, decode_token)`` for a model over ``encoding``'s ids, or over the compact ids
-    of ``vocabulary`` (a ``CompactVocabulary``). ``encode`` raises ValueError for text the
-    compact vocabulary cannot represent."""
+    of ``vocabulary`` (a ``CompactVocabulary``): :class:`~transformer_course.data.Codec`
+    (11_training) as the two plain functions the widget calls. ``encode`` raises the compact
+    vocabulary's ValueError for text it cannot represent."""
+    codec = Codec(encoding, vocabulary)
 
     def encode(text: str) -> list[int]:
-        ids = encoding.encode(text, disallowed_special=())  # "<|endoftext|>" typed is plain text
-        if vocabulary is None:
-            return ids
-        return vocabulary.encode(ids).tolist() if ids else []
+        # Not codec.encode: the widget shows the vocabulary's own message, with the token ids.
+        ids = encoding.encode_ordinary(text)  # "<|endoftext|>" typed is plain text
+        return vocabulary.encode(ids).tolist() if vocabulary is not None and ids else ids
 
     def decode_token(token_id: int) -> str:
-        original = int(token_id) if vocabulary is None else int(vocabulary.ids[int(token_id)])
-        return encoding.decode([original])
+        return codec.decode(torch.tensor([int(token_id)]))  # (1,)
 
     return encode, decode_token
 
@@ -55,9 +56,10 @@ def make_codec(
 def make_token_bytes(encoding, vocabulary=None) -> Callable[[int], bytes]:
     """``token_bytes(id)``: the bytes of one model id (a ``cl100k_base`` id, or a compact id of
     ``vocabulary``), for :class:`~transformer_course.streaming.TokenStreamer` (12_generation)."""
+    codec = Codec(encoding, vocabulary)
 
     def token_bytes(token_id: int) -> bytes:
-        original = int(token_id) if vocabulary is None else int(vocabulary.ids[int(token_id)])
+        original = int(codec.original_ids(torch.tensor([int(token_id)]))[0])  # (1,) -> id
         return encoding.decode_single_token_bytes(original)
 
     return token_bytes
