@@ -91,10 +91,16 @@ def checker(
         return functools.partial(checker, hint=hint)
     signature = inspect.signature(check)
 
+    def asks_for_hint(*args: object, **kwargs: object) -> bool:
+        # `hint` may come by keyword or by position; the other arguments need not all be there.
+        return hint is not None and bool(
+            signature.bind_partial(*args, **kwargs).arguments.get("hint")
+        )
+
     @functools.wraps(check)
     def guarded(answer: object, *args: object, **kwargs: object) -> Feedback:
         try:
-            if hint is not None and signature.bind(answer, *args, **kwargs).arguments.get("hint"):
+            if asks_for_hint(answer, *args, **kwargs):
                 return give_hint(hint)
             return check(answer, *args, **kwargs)
         except Exception as error:

@@ -27,10 +27,7 @@ def check_split_shape(
     )
 
 
-@checker(
-    hint="count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
-    "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
-)
+@checker
 def check_head_of_column(
     answer: object, column: int = 37, d_model: int = 64, n_heads: int = 4, hint: bool = False
 ) -> Feedback:
@@ -50,7 +47,10 @@ def check_head_of_column(
     )
 
 
-@checker
+@checker(
+    hint="count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
+    "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
+)
 def check_projection_params(answer: object, d_model: int = 64, hint: bool = False) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
     expected = 3 * (d_model * d_model + d_model)
