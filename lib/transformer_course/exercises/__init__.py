@@ -8,7 +8,9 @@ trailing ``;`` would not do: nbval runs cells without history, where IPython
 ignores the ``;``.) An unanswered exercise (the learner left ``...`` in place)
 gets a gentle reminder rather than a "wrong", so a fresh notebook shows the
 same thing everywhere. Every checker takes ``hint=True`` and then shows a hint
-(:func:`.build.give_hint`) instead of a verdict.
+(:func:`give_hint`) instead of a verdict; most name their hint in the decorator,
+``@checker(hint="…")``, so that their body only judges. A multiple-choice
+("predict") question judges its word with :func:`check_choice`.
 
 Two kinds of exercise: questions (predict, then run; answers read by
 :mod:`.answers`) and build exercises, where the learner writes a function that

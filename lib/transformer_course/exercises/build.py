@@ -14,6 +14,10 @@ has just built, with ``...`` as its body — and a checker. The checker
 :func:`show_solution` prints the solution, which lives in :mod:`.solutions` where a learner cannot
 see it by accident. ``tests/test_build_exercises.py`` runs every solution through its checker.
 
+An exercise module declares each exercise once, with :func:`builds` on a docstring-only stub:
+``@builds(reference=…, make_inputs=…, hint=…, solution=…, success=…)`` over
+``def check_x(answer, hint=False, seed=None)`` with a docstring for its body makes ``check_x`` its checker.
+
 Introduced in 01_tokenization (the first build exercise); every notebook 01–14 has at least two.
 """
 

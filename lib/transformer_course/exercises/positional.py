@@ -7,8 +7,8 @@ import math
 import torch
 
 from .. import positional
-from . import Feedback, check_value, checker
-from .build import builds, give_hint
+from . import Feedback, check_value, checker, give_hint
+from .build import builds
 from .solutions.positional import shift_encoding, sinusoidal_table
 
 

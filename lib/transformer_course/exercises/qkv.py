@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from .. import attention
-from . import Feedback, check_value, checker
-from .build import builds, give_hint
+from . import Feedback, check_value, checker, give_hint
+from .build import builds
 from .solutions.qkv import merge_heads, split_heads
 
 
