@@ -130,6 +130,8 @@ def test_every_checker_gives_a_hint(name, check):
     """Every exercise, question or build, has a hint the learner can ask for."""
     parameters = inspect.signature(check).parameters
     assert "hint" in parameters, f"{name} takes no hint=True"
+    feedback = check(..., hint=True)  # a hint needs no other argument, not even a required one
+    assert feedback.is_hint and len(feedback.message) > 20, f"{name}(..., hint=True) gave {feedback}"
 
 
 def test_compare_results_names_what_differs():

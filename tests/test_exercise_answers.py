@@ -224,3 +224,37 @@ def test_the_net_under_the_readers_catches_a_broken_checker():
     feedback = check_broken(3)
     assert isinstance(feedback, Feedback) and not feedback.correct
     assert "could not judge this int" in feedback.message and "KeyError" in feedback.message
+
+
+def test_checker_with_a_hint_answers_hint_true_before_the_body():
+    calls = []
+
+    @exercises.checker(hint="think first")
+    def check_thing(answer: object, size: int = 3, hint: bool = False) -> Feedback:
+        calls.append(answer)
+        return exercises.check_value(answer, size, "yes", "no")
+
+    assert str(check_thing(..., hint=True)) == "💡 Hint: think first"
+    assert check_thing(..., 3, True).is_hint  # hint by position too
+    assert calls == []
+    assert check_thing(3).correct and not check_thing(4, hint=False).correct
+    assert check_thing.__name__ == "check_thing" and "hint" in inspect.signature(check_thing).parameters
+
+
+def test_check_choice_says_what_is_wrong_with_an_answer():
+    options = [
+        exercises.Option(lambda word: word.startswith("up"), True, "right: up"),
+        exercises.Option(lambda word: word == "down", False, "not down"),
+    ]
+
+    def choose(answer: object, **options_of_the_call: object) -> str:
+        return str(exercises.check_choice(answer, ("up", "down"), options, **options_of_the_call))
+
+    assert choose(...) == f"✏️  Not answered yet: {exercises.NOT_ANSWERED}"
+    assert choose(3) == "❌ Not quite: answer with one of the words ['up', 'down'] as a string, got a int."
+    assert choose(3, noun="names").endswith("the names ['up', 'down'] as a string, got a int.")
+    assert choose(" UPWARDS ") == "✅ Correct: right: up"
+    assert choose("down") == "❌ Not quite: not down"
+    assert choose("sideways") == "❌ Not quite: answer with one of ['up', 'down']."
+    assert choose("sideways", unknown="pick one") == "❌ Not quite: pick one"
+    assert choose(None, not_answered="type a word") == "✏️  Not answered yet: type a word"

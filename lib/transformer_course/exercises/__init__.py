@@ -8,7 +8,9 @@ trailing ``;`` would not do: nbval runs cells without history, where IPython
 ignores the ``;``.) An unanswered exercise (the learner left ``...`` in place)
 gets a gentle reminder rather than a "wrong", so a fresh notebook shows the
 same thing everywhere. Every checker takes ``hint=True`` and then shows a hint
-(:func:`.build.give_hint`) instead of a verdict.
+(:func:`give_hint`) instead of a verdict; most name their hint in the decorator,
+``@checker(hint="…")``, so that their body only judges. A multiple-choice
+("predict") question judges its word with :func:`check_choice`.
 
 Two kinds of exercise: questions (predict, then run; answers read by
 :mod:`.answers`) and build exercises, where the learner writes a function that
@@ -24,8 +26,9 @@ through :mod:`.answers` (numbers, shapes, tensors of any kind), and
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -65,19 +68,42 @@ def unanswered(answer: object) -> bool:
 
 def report(correct: bool, success: str, hint: str, answered: bool = True) -> Feedback:
     """The feedback for a checked answer: ``success`` when right, ``hint`` when not."""
-    return Feedback(correct=bool(correct) and answered, message=success if correct else hint, answered=answered)
+    return Feedback(
+        correct=bool(correct) and answered, message=success if correct else hint, answered=answered
+    )
 
 
-def checker(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
+def give_hint(text: str) -> Feedback:
+    """The feedback a ``check_*(…, hint=True)`` call shows: the hint, not a verdict."""
+    return Feedback(correct=False, message=text, answered=False, is_hint=True)
+
+
+def checker(
+    check: Callable[..., Feedback] | None = None, *, hint: str | None = None
+) -> Callable[..., Feedback] | Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
     """Decorate a ``check_*`` helper so that it can never show the learner a traceback.
 
     The readers in :mod:`.answers` already turn odd answers into sentences; this is the net under
     them, for an answer object that breaks even those (its ``__eq__`` or ``__len__`` raises).
+
+    ``@checker(hint="…")`` also answers a call with ``hint=True`` by that hint, before the body
+    runs: the helper keeps ``hint: bool = False`` in its signature and its body only judges.
     """
+    if check is None:
+        return functools.partial(checker, hint=hint)
+    signature = inspect.signature(check)
+
+    def asks_for_hint(*args: object, **kwargs: object) -> bool:
+        # `hint` may come by keyword or by position; the other arguments need not all be there.
+        return hint is not None and bool(
+            signature.bind_partial(*args, **kwargs).arguments.get("hint")
+        )
 
     @functools.wraps(check)
     def guarded(answer: object, *args: object, **kwargs: object) -> Feedback:
         try:
+            if asks_for_hint(answer, *args, **kwargs):
+                return give_hint(hint)
             return check(answer, *args, **kwargs)
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
@@ -91,13 +117,57 @@ def checker(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
     return guarded
 
 
+@dataclass(frozen=True)
+class Option:
+    """One kind of answer to a multiple-choice question: the words that mean it (``matches`` gets
+    the answer stripped and lower-cased), whether it is right, and what the learner is told."""
+
+    matches: Callable[[str], bool]
+    correct: bool
+    message: str
+
+
+def check_choice(
+    answer: object,
+    choices: Sequence[str],
+    options: Sequence[Option],
+    *,
+    noun: str = "words",
+    not_text: str | None = None,
+    unknown: str | None = None,
+    not_answered: str = NOT_ANSWERED,
+) -> Feedback:
+    """A multiple-choice ("predict") question: the first of ``options`` that matches gives the verdict.
+
+    An unanswered question gets ``not_answered``; an answer that is not a ``str`` gets ``not_text``
+    (by default "answer with one of the ``noun`` [choices] as a string, got a …"); a word no option
+    matches gets ``unknown`` (by default "answer with one of [choices].").
+    """
+    if unanswered(answer):
+        return report(False, "", not_answered, answered=False)
+    if not isinstance(answer, str):
+        return report(
+            False,
+            "",
+            not_text
+            or f"answer with one of the {noun} {list(choices)} as a string, got a {type(answer).__name__}.",
+        )
+    word = answer.strip().lower()
+    for option in options:
+        if option.matches(word):
+            return report(option.correct, option.message, option.message)
+    return report(False, "", unknown or f"answer with one of {list(choices)}.")
+
+
 def _same(answer: object, expected: object) -> bool:
     # A learner's object may compare to anything (an array compares element-wise): insist on a
     # plain True.
     return (answer == expected) is True
 
 
-def check_value(answer: object, expected: object, success: str, hint: str, *, tolerance: float | None = None) -> Feedback:
+def check_value(
+    answer: object, expected: object, success: str, hint: str, *, tolerance: float | None = None
+) -> Feedback:
     """The common case: compare an answer with the expected value.
 
     A number is compared as a number (within ``tolerance`` when given), a tuple as a shape, and
@@ -108,7 +178,9 @@ def check_value(answer: object, expected: object, success: str, hint: str, *, to
         return report(False, success, NOT_ANSWERED, answered=False)
     if isinstance(expected, tuple) and all(isinstance(v, int) for v in expected):
         shape, problem = read_shape(answer)
-        return report(False, success, problem) if problem else report(shape == expected, success, hint)
+        return (
+            report(False, success, problem) if problem else report(shape == expected, success, hint)
+        )
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
         value, problem = read_number(answer)
         if problem:
@@ -132,7 +204,9 @@ def check_tensor(
     if problem:
         return report(False, success, f"{problem} {hint}")
     if tuple(given.shape) != tuple(want.shape):
-        return report(False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}")
+        return report(
+            False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}"
+        )
     if want.dtype == torch.bool:
         ok = bool(torch.equal(given, want))
     else:

@@ -59,7 +59,10 @@ def read_number(answer: object) -> tuple[float | int | None, str | None]:
             float(answer)
         except ValueError:
             return None, f"answer with a number, not the text {answer!r}."
-        return None, f"{answer!r} is text (it is in quotes): write the number without quotes, {answer}."
+        return (
+            None,
+            f"{answer!r} is text (it is in quotes): write the number without quotes, {answer}.",
+        )
     if isinstance(answer, complex) or _is_complex(answer):
         return None, "answer with a real number, not a complex one."
     if callable(answer) and not _is_array_like(answer):
@@ -115,7 +118,10 @@ def read_bool(answer: object) -> tuple[bool | None, str | None]:
 def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
     """A shape (a tuple of whole numbers) from a tuple, list, ``torch.Size`` or 1-D integer array."""
     if isinstance(answer, torch.Tensor) and answer.dim() > 1:
-        return None, "that is a tensor: answer with its shape (for example x.shape), not its values."
+        return (
+            None,
+            "that is a tensor: answer with its shape (for example x.shape), not its values.",
+        )
     if _is_array_like(answer) and not isinstance(answer, torch.Tensor):
         if len(getattr(answer, "shape", ())) != 1:
             return None, "answer with a shape such as (2, 3): a tuple of sizes."
@@ -125,7 +131,10 @@ def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
             return None, "answer with a shape such as (2, 3): a tuple of sizes."
         answer = answer.tolist()
     if not isinstance(answer, (tuple, list)):
-        return None, f"answer with a shape such as (2, 3), a tuple of sizes; got a {_type_name(answer)}."
+        return (
+            None,
+            f"answer with a shape such as (2, 3), a tuple of sizes; got a {_type_name(answer)}.",
+        )
     sizes = []
     for item in answer:
         value, problem = read_number(item)
@@ -144,7 +153,10 @@ def read_tensor(answer: object, dtype: torch.dtype) -> tuple[torch.Tensor | None
     try:
         given = torch.as_tensor(answer)
     except Exception:
-        return None, f"answer with a torch.Tensor (or a list of numbers), got a {_type_name(answer)}."
+        return (
+            None,
+            f"answer with a torch.Tensor (or a list of numbers), got a {_type_name(answer)}.",
+        )
     given = given.detach().cpu()
     if dtype == torch.bool and given.dtype != torch.bool:
         return None, f"answer with a bool tensor (True/False), got dtype {given.dtype}."

@@ -8,8 +8,8 @@ import torch
 
 from ..model import Block, GPTConfig
 from ..norm import layer_norm
-from . import Feedback, checker, report, unanswered
-from .build import BuildExercise, builds, give_hint
+from . import Feedback, Option, check_choice, checker
+from .build import builds
 from .solutions.block import layer_norm_from_scratch, pre_norm_block
 
 
@@ -30,8 +30,7 @@ def _layer_norm_inputs(
     return x, gamma, beta, eps
 
 
-LAYER_NORM = BuildExercise(
-    name="layer_norm_from_scratch",
+@builds(
     reference=layer_norm,  # the library's formula, itself tested against nn.LayerNorm
     make_inputs=_layer_norm_inputs,
     hint="mean and variance over the last axis (`dim=-1, keepdim=True`, so they broadcast back); the "
@@ -42,17 +41,11 @@ LAYER_NORM = BuildExercise(
     success="`norm.layer_norm` is the same formula; `nn.LayerNorm` runs it as one fused kernel.",
     atol=1e-4,
 )
-
-
-@builds(LAYER_NORM)
 def check_layer_norm_from_scratch(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """09_transformer_block build exercise: the learner's ``layer_norm_from_scratch(x, gamma, beta, eps)``
     on random (B, T, C) inputs against ``norm.layer_norm``."""
-    return LAYER_NORM.check(
-        answer, hint=hint, seed=seed, check_name="check_layer_norm_from_scratch"
-    )
 
 
 def _block_inputs(generator: torch.Generator) -> tuple[Block, torch.Tensor]:
@@ -86,12 +79,7 @@ def _block_reference(block: Block, x: torch.Tensor) -> torch.Tensor:
         return block(x)  # (B, T, C) model.Block's own forward
 
 
-def _block_outcome(arguments: tuple, result: object) -> object:
-    return result.detach() if isinstance(result, torch.Tensor) else result
-
-
-PRE_NORM_BLOCK = BuildExercise(
-    name="pre_norm_block",
+@builds(
     reference=_block_reference,
     make_inputs=_block_inputs,
     hint="two residual steps: first `x + block.attn(block.norm1(x), causal=True)`, then add "
@@ -99,42 +87,39 @@ PRE_NORM_BLOCK = BuildExercise(
     "the residual path; forgetting `causal=True` lets every token see the future.",
     solution=pre_norm_block,
     success="That is `Block.forward` with norm_placement='pre' (it also applies dropout, a no-op in eval mode).",
-    outcome=_block_outcome,
-    atol=1e-5,
 )
-
-
-@builds(PRE_NORM_BLOCK)
 def check_pre_norm_block(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """09_transformer_block build exercise: the learner's ``pre_norm_block(block, x)`` against
     ``model.Block`` on random blocks and inputs."""
-    return PRE_NORM_BLOCK.check(answer, hint=hint, seed=seed, check_name="check_pre_norm_block")
 
 
-@checker
+@checker(
+    hint="without warm-up, the first Adam steps are full-size while the post-norm stack's gradients "
+    "are still badly scaled across depth. What happens if those first steps are tiny?"
+)
 def check_post_norm_warmup(answer: object, hint: bool = False) -> Feedback:
     """09_transformer_block, predict before you run: with a 50-step warm-up, does the 12-block post-norm
     stack learn the copy task ("trains") or stay at the uniform guess ("stalls")?
 
     The cell after the question measures it and asserts the outcome this checker expects."""
-    if hint:
-        return give_hint(
-            "without warm-up, the first Adam steps are full-size while the post-norm stack's gradients "
-            "are still badly scaled across depth. What happens if those first steps are tiny?"
-        )
-    if unanswered(answer):
-        return report(
-            False,
-            "",
-            'replace the `...` with "trains" or "stalls" and run the cell again.',
-            answered=False,
-        )
-    if not isinstance(answer, str) or answer.strip().lower() not in ("trains", "stalls"):
-        return report(False, "", f'answer with the text "trains" or "stalls", got {answer!r}.')
-    return report(
-        answer.strip().lower() == "trains",
-        "it trains: with the learning rate ramped up over 50 steps the post-norm stack learns the task. "
-        "The 2017 paper trained its post-norm model with a warm-up; pre-norm is more forgiving without one.",
-        "the next cell shows that it trains: small first steps keep the post-norm stack out of the state "
-        "it falls into at the full learning rate.",
+    return check_choice(
+        answer,
+        ("trains", "stalls"),
+        [
+            Option(
+                lambda word: word == "trains",
+                True,
+                "it trains: with the learning rate ramped up over 50 steps the post-norm stack learns the task. "
+                "The 2017 paper trained its post-norm model with a warm-up; pre-norm is more forgiving without one.",
+            ),
+            Option(
+                lambda word: word == "stalls",
+                False,
+                "the next cell shows that it trains: small first steps keep the post-norm stack out of the state "
+                "it falls into at the full learning rate.",
+            ),
+        ],
+        not_text=f'answer with the text "trains" or "stalls", got {answer!r}.',
+        unknown=f'answer with the text "trains" or "stalls", got {answer!r}.',
+        not_answered='replace the `...` with "trains" or "stalls" and run the cell again.',
     )

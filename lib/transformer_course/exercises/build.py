@@ -14,11 +14,16 @@ has just built, with ``...`` as its body — and a checker. The checker
 :func:`show_solution` prints the solution, which lives in :mod:`.solutions` where a learner cannot
 see it by accident. ``tests/test_build_exercises.py`` runs every solution through its checker.
 
+An exercise module declares each exercise once, with :func:`builds` on a docstring-only stub:
+``@builds(reference=…, make_inputs=…, hint=…, solution=…, success=…)`` over
+``def check_x(answer, hint=False, seed=None)`` with a docstring for its body makes ``check_x`` its checker.
+
 Introduced in 01_tokenization (the first build exercise); every notebook 01–14 has at least two.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +32,7 @@ from typing import Any
 
 import torch
 
-from . import Feedback, checker, report, unanswered
+from . import Feedback, checker, give_hint, report, unanswered
 from .answers import first_difference
 
 #: A learner's function that answers with this is still the stub.
@@ -35,11 +40,6 @@ STUB_MESSAGE = (
     "`{name}` still returns None — its body is the `...` placeholder. Write the body, run the cell "
     "again. Stuck? Ask for a hint: `{check}({name}, hint=True)`."
 )
-
-
-def give_hint(text: str) -> Feedback:
-    """The feedback a ``check_*(…, hint=True)`` call shows: the hint, not a verdict."""
-    return Feedback(correct=False, message=text, answered=False, is_hint=True)
 
 
 def _type_name(value: object) -> str:
@@ -52,10 +52,14 @@ def _tensor_kind(tensor: torch.Tensor) -> str:
     return "floating-point" if tensor.is_floating_point() else "integer"
 
 
-def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: str = "the result") -> str | None:
+def compare_tensors(
+    given: object, expected: torch.Tensor, atol: float, label: str = "the result"
+) -> str | None:
     """``None`` when ``given`` matches ``expected``; otherwise a sentence that says what differs."""
     if not isinstance(given, torch.Tensor):
-        return f"{label} should be a torch.Tensor, but your function returned a {_type_name(given)}."
+        return (
+            f"{label} should be a torch.Tensor, but your function returned a {_type_name(given)}."
+        )
     if tuple(given.shape) != tuple(expected.shape):
         return f"{label} has shape {tuple(given.shape)}; expected {tuple(expected.shape)}."
     if _tensor_kind(given) != _tensor_kind(expected):
@@ -64,7 +68,11 @@ def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: s
     expected = expected.detach().cpu()
     where = "" if label == "the result" else f"{label}: "  # which item of a tuple, say (x, y)
     if expected.dtype == torch.bool:
-        return None if torch.equal(given, expected) else where + first_difference(given, expected, atol)
+        return (
+            None
+            if torch.equal(given, expected)
+            else where + first_difference(given, expected, atol)
+        )
     given64, expected64 = given.double(), expected.double()
     same_infinities = torch.equal(torch.isinf(given64), torch.isinf(expected64)) and torch.equal(
         given64[torch.isinf(given64)], expected64[torch.isinf(expected64)]
@@ -78,7 +86,9 @@ def compare_tensors(given: object, expected: torch.Tensor, atol: float, label: s
     return where + first_difference(given64, expected64, atol)
 
 
-def compare_results(given: object, expected: object, atol: float, label: str = "the result") -> str | None:
+def compare_results(
+    given: object, expected: object, atol: float, label: str = "the result"
+) -> str | None:
     """Compare a learner's result with the reference's: tensors, numbers, tuples, lists, anything."""
     if isinstance(expected, torch.Tensor):
         return compare_tensors(given, expected, atol, label)
@@ -96,7 +106,9 @@ def compare_results(given: object, expected: object, atol: float, label: str = "
                 return f"{label} should be a number, got {_describe(given)}."
         if abs(given - expected) <= atol + 1e-4 * abs(expected):
             return None
-        return f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
+        return (
+            f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
+        )
     if isinstance(expected, Mapping):
         return _compare_mappings(given, expected, atol, label)
     same = given == expected
@@ -120,7 +132,9 @@ def _compare_mappings(given: object, expected: Mapping, atol: float, label: str)
     return None
 
 
-def _compare_sequences(given: object, expected: tuple | list, atol: float, label: str) -> str | None:
+def _compare_sequences(
+    given: object, expected: tuple | list, atol: float, label: str
+) -> str | None:
     kind = type(expected).__name__
     if not isinstance(given, type(expected)):
         return f"{label} should be a {kind} of {len(expected)} items, got {_describe(given)}."
@@ -181,13 +195,17 @@ class BuildExercise:
     def _outcome(self, arguments: tuple, result: Any) -> Any:
         return result if self.outcome is None else self.outcome(arguments, result)
 
-    def check(self, function: object, *, hint: bool = False, seed: int | None = None, check_name: str = "") -> Feedback:
+    def check(
+        self, function: object, *, hint: bool = False, seed: int | None = None, check_name: str = ""
+    ) -> Feedback:
         """Judge the learner's ``function`` against :attr:`reference` on :attr:`trials` inputs."""
         if hint:
             return give_hint(self.hint)
         check_name = check_name or f"check_{self.name}"
         if unanswered(function):
-            return report(False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False)
+            return report(
+                False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False
+            )
         if not callable(function) or isinstance(function, (torch.Tensor, type)):
             return report(
                 False,
@@ -210,20 +228,43 @@ class BuildExercise:
                     result = function(*learner_args)
                 except Exception as error:  # the learner's code: report it, never crash the cell
                     return report(
-                        False, "", f"your `{self.name}` raised {_type_name(error)}: {error} — on inputs {inputs} {again}."
+                        False,
+                        "",
+                        f"your `{self.name}` raised {_type_name(error)}: {error} — on inputs {inputs} {again}.",
                     )
                 if result is None and trial == 0:
-                    return report(False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False)
+                    return report(
+                        False,
+                        "",
+                        STUB_MESSAGE.format(name=self.name, check=check_name),
+                        answered=False,
+                    )
                 problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
             if problem:
                 return report(False, "", f"on inputs {inputs}: {problem} {again}")
-        return report(True, f"`{self.name}` matches the library on {self.trials} random inputs. {self.success}", "")
+        return report(
+            True,
+            f"`{self.name}` matches the library on {self.trials} random inputs. {self.success}",
+            "",
+        )
 
 
-def builds(exercise: BuildExercise) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
-    """Mark a ``check_*`` helper as the checker of ``exercise`` (the tests find it by this mark)."""
+def builds(**fields: Any) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
+    """Make the decorated stub the checker of the :class:`BuildExercise` with these ``fields``.
 
-    def decorate(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
+    ``fields`` are those of :class:`BuildExercise` but ``name``, which is the solution's name (the
+    function the learner writes). The stub gives the checker its name, its signature
+    ``(answer, hint=False, seed=None)`` and its docstring; its body (the docstring alone) never
+    runs. The checker is :meth:`BuildExercise.check` under the stub's name, and carries the
+    exercise as ``.exercise`` (the tests find build exercises by it).
+    """
+    exercise = BuildExercise(name=fields["solution"].__name__, **fields)
+
+    def decorate(stub: Callable[..., Feedback]) -> Callable[..., Feedback]:
+        @functools.wraps(stub)
+        def check(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+            return exercise.check(answer, hint=hint, seed=seed, check_name=stub.__name__)
+
         guarded = checker(check)
         guarded.exercise = exercise  # type: ignore[attr-defined]
         return guarded
@@ -245,5 +286,7 @@ def show_solution(check: Callable[..., Feedback]) -> SolutionText:
     """
     exercise = getattr(check, "exercise", None)
     if exercise is None:
-        raise ValueError(f"{getattr(check, '__name__', check)!r} is not the checker of a build exercise")
+        raise ValueError(
+            f"{getattr(check, '__name__', check)!r} is not the checker of a build exercise"
+        )
     return SolutionText(inspect.getsource(exercise.solution))

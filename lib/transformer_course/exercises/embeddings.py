@@ -8,20 +8,18 @@ import torch.nn.functional as F
 
 from .. import data, model
 from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.embeddings import embed_with_one_hot, sample_batch
 
 
-@checker
+@checker(
+    hint="the table has one row per possible id and one column per dimension: count the rows, "
+    "count the columns, multiply (the bias-free table has nothing else)."
+)
 def check_table_parameters(
     answer: object, vocab_size: int = 100_070, d_model: int = 512, hint: bool = False
 ) -> Feedback:
     """How many numbers does an embedding table with ``vocab_size`` rows and ``d_model`` columns hold?"""
-    if hint:
-        return give_hint(
-            "the table has one row per possible id and one column per dimension: count the rows, "
-            "count the columns, multiply (the bias-free table has nothing else)."
-        )
     expected = vocab_size * d_model
     return check_value(
         answer,
@@ -31,17 +29,15 @@ def check_table_parameters(
     )
 
 
-@checker
+@checker(
+    hint="a lookup's gradient reaches only the rows it read — but the GPT's output layer is the "
+    "same table (weight tying, notebook 10), and the softmax gives every token of the "
+    "vocabulary a probability. Answer with a fraction between 0 and 1."
+)
 def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
     """02_embeddings, predict before you run: after one backward pass of the course's GPT, what
     fraction of the table's rows that no input or target token reads get a non-zero gradient?
     The expected value is measured here, on a small GPT, not written down."""
-    if hint:
-        return give_hint(
-            "a lookup's gradient reaches only the rows it read — but the GPT's output layer is the "
-            "same table (weight tying, notebook 10), and the softmax gives every token of the "
-            "vocabulary a probability. Answer with a fraction between 0 and 1."
-        )
     config = model.GPTConfig(vocab_size=60, context_length=8, d_model=16, n_heads=2, n_layers=1)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
@@ -86,8 +82,7 @@ def _get_batch_reference(
     return data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T), (B, T)
 
 
-SAMPLE_BATCH = BuildExercise(
-    name="sample_batch",
+@builds(
     reference=_get_batch_reference,
     make_inputs=_random_corpus,
     hint="draw the starts exactly as the docstring says (one call to torch.randint with the "
@@ -97,12 +92,8 @@ SAMPLE_BATCH = BuildExercise(
     solution=sample_batch,
     success="That is `data.get_batch`, which `embedding.course_batch` and the training loop of 11 use.",
 )
-
-
-@builds(SAMPLE_BATCH)
 def check_sample_batch(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """02_embeddings build exercise: the learner's ``sample_batch(ids, B, T, generator)`` vs ``data.get_batch``."""
-    return SAMPLE_BATCH.check(answer, hint=hint, seed=seed, check_name="check_sample_batch")
 
 
 def _random_lookup(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -132,8 +123,7 @@ def _lookup_reference(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return F.embedding(ids, weight)
 
 
-EMBED_WITH_ONE_HOT = BuildExercise(
-    name="embed_with_one_hot",
+@builds(
     reference=_lookup_reference,
     make_inputs=_random_lookup,
     hint="`F.one_hot(ids, num_classes=weight.shape[0])` gives (..., V) integers: convert them with "
@@ -142,13 +132,7 @@ EMBED_WITH_ONE_HOT = BuildExercise(
     solution=embed_with_one_hot,
     success="One-hot × W is the row lookup, for any shape of ids — and V times more work than indexing.",
 )
-
-
-@builds(EMBED_WITH_ONE_HOT)
 def check_embed_with_one_hot(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """02_embeddings build exercise: the learner's ``embed_with_one_hot(ids, weight)`` vs ``F.embedding``."""
-    return EMBED_WITH_ONE_HOT.check(
-        answer, hint=hint, seed=seed, check_name="check_embed_with_one_hot"
-    )

@@ -6,22 +6,20 @@ from __future__ import annotations
 import torch
 
 from ..attention import MultiHeadAttention, padding_mask
-from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
+from . import Feedback, Option, check_choice, check_value, checker
 from .answers import read_shape
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.encoder_decoder import cross_attention, cross_attention_mask
 
 
-@checker
+@checker(
+    hint="attention weights are always [batch, heads, queries, keys]. Ask where the queries "
+    "come from (which stack, how many tokens) and where the keys come from."
+)
 def check_cross_attention_shape(
     answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8, hint: bool = False
 ) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
-    if hint:
-        return give_hint(
-            "attention weights are always [batch, heads, queries, keys]. Ask where the queries "
-            "come from (which stack, how many tokens) and where the keys come from."
-        )
     expected = (B, H, T, S)
     given, _ = read_shape(answer)
     hint_text = (
@@ -40,16 +38,14 @@ def check_cross_attention_shape(
     )
 
 
-@checker
+@checker(
+    hint="write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
+    "does answer digit 0 come from, and digit 1? Generalise to n digits."
+)
 def check_reversal_alignment(
     answer: object, n: int = 7, k: int = 1, hint: bool = False
 ) -> Feedback:
     """Reversing an n-digit source: which source position (0-based) holds answer digit k?"""
-    if hint:
-        return give_hint(
-            "write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
-            "does answer digit 0 come from, and digit 1? Generalise to n digits."
-        )
     expected = n - 1 - k
     return check_value(
         answer,
@@ -62,48 +58,38 @@ def check_reversal_alignment(
 FIRST_LOSS_CHOICES = ("below", "equal", "above")
 
 
-@checker
+@checker(
+    hint="ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
+    "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
+    "on average, when the right token is no more likely than the others?"
+)
 def check_first_loss(answer: object, hint: bool = False) -> Feedback:
     """14_encoder_decoder, before training: is the untrained model's first loss below, about equal
     to, or above ln 13 (the loss of a uniform guess over the 13 tokens)? One of ``FIRST_LOSS_CHOICES``."""
-    if hint:
-        return give_hint(
-            "ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
-            "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
-            "on average, when the right token is no more likely than the others?"
-        )
-    if unanswered(answer):
-        return report(False, "", NOT_ANSWERED, answered=False)
-    if not isinstance(answer, str):
-        return report(
-            False,
-            "",
-            f"answer with one of the words {list(FIRST_LOSS_CHOICES)} as a string, "
-            f"got a {type(answer).__name__}.",
-        )
-    word = answer.strip().lower()
-    if word.startswith("above") or word in {"higher", "greater", "more", ">"}:
-        return report(
-            True,
-            "random logits make the model confidently wrong as often as confidently right, and "
-            "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
-            "for logits of standard deviation σ. The cell after training measures both.",
-            "",
-        )
-    if word.startswith("below") or word in {"lower", "less", "<"}:
-        return report(
-            False,
-            "",
-            "below ln V would mean the untrained model already prefers the right tokens. "
-            "Nothing has taught it that yet.",
-        )
-    if word.startswith("equal") or word.startswith("about") or word in {"same", "=", "near"}:
-        return report(
-            False,
-            "",
-            "that holds only if all logits are equal. Are the output layer's weights zero?",
-        )
-    return report(False, "", f"answer with one of {list(FIRST_LOSS_CHOICES)}.")
+    return check_choice(
+        answer,
+        FIRST_LOSS_CHOICES,
+        [
+            Option(
+                lambda word: word.startswith("above") or word in {"higher", "greater", "more", ">"},
+                True,
+                "random logits make the model confidently wrong as often as confidently right, and "
+                "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
+                "for logits of standard deviation σ. The cell after training measures both.",
+            ),
+            Option(
+                lambda word: word.startswith("below") or word in {"lower", "less", "<"},
+                False,
+                "below ln V would mean the untrained model already prefers the right tokens. "
+                "Nothing has taught it that yet.",
+            ),
+            Option(
+                lambda word: word.startswith(("equal", "about")) or word in {"same", "=", "near"},
+                False,
+                "that holds only if all logits are equal. Are the output layer's weights zero?",
+            ),
+        ],
+    )
 
 
 # --- Build exercises -------------------------------------------------------------------------
@@ -133,8 +119,7 @@ def _mask_reference(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
     return padding_mask(src != pad_id).expand(-1, -1, T, -1)  # (B, 1, 1, S) -> (B, 1, T, S)
 
 
-CROSS_ATTENTION_MASK = BuildExercise(
-    name="cross_attention_mask",
+@builds(
     reference=_mask_reference,
     make_inputs=_mask_inputs,
     hint="a key (a source token) may be read when it is not padding: `src != pad_id` is (B, S). Every decoder "
@@ -143,17 +128,11 @@ CROSS_ATTENTION_MASK = BuildExercise(
     solution=cross_attention_mask,
     success="The decoder may read every real source token, whatever its own position (no causal triangle here).",
 )
-
-
-@builds(CROSS_ATTENTION_MASK)
 def check_cross_attention_mask(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """14_encoder_decoder build exercise: the learner's ``cross_attention_mask(src, T, pad_id)`` against
     ``attention.padding_mask(src != pad_id)`` expanded to (B, 1, T, S), on random right-padded sources."""
-    return CROSS_ATTENTION_MASK.check(
-        answer, hint=hint, seed=seed, check_name="check_cross_attention_mask"
-    )
 
 
 def _cross_inputs(
@@ -180,8 +159,7 @@ def _cross_reference(
     return attn(y, context=memory, mask=padding_mask(valid))  # (B, T, C)
 
 
-CROSS_ATTENTION = BuildExercise(
-    name="cross_attention",
+@builds(
     reference=_cross_reference,
     make_inputs=_cross_inputs,
     hint="section 2 writes it out: Q from y with attn.q_proj, K and V from memory with attn.k_proj / attn.v_proj, "
@@ -191,10 +169,6 @@ CROSS_ATTENTION = BuildExercise(
     solution=cross_attention,
     success="That is one decoder layer's bridge to the encoder.",
 )
-
-
-@builds(CROSS_ATTENTION)
 def check_cross_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """14_encoder_decoder build exercise: the learner's ``cross_attention(y, memory, valid, attn)``
     against ``attn(y, context=memory, mask=padding_mask(valid))`` with random sizes and padding."""
-    return CROSS_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_cross_attention")

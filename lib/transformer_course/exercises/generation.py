@@ -8,23 +8,21 @@ import math
 import torch
 
 from ..generate import filter_logits, next_token_probs
-from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
-from .build import BuildExercise, builds, give_hint
+from . import Feedback, Option, check_choice, check_value, checker
+from .build import builds
 from .solutions.generation import sampling_probs, top_p_filter
 
 PROBS = (0.5, 0.3, 0.15, 0.05)
 
 
-@checker
+@checker(
+    hint="walk down the probabilities from the largest, adding them up; the nucleus is complete "
+    "as soon as the running sum reaches top_p (the token that crosses it is kept)."
+)
 def check_top_p_count(
     answer: object, probs=PROBS, top_p: float = 0.75, hint: bool = False
 ) -> Feedback:
     """How many tokens does top-p sampling keep for next-token probabilities ``probs``?"""
-    if hint:
-        return give_hint(
-            "walk down the probabilities from the largest, adding them up; the nucleus is complete "
-            "as soon as the running sum reaches top_p (the token that crosses it is kept)."
-        )
     ordered = sorted(probs, reverse=True)
     total, expected = 0.0, 0
     for p in ordered:
@@ -41,16 +39,14 @@ def check_top_p_count(
     )
 
 
-@checker
+@checker(
+    hint="temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit, "
+    "then divide the first by their sum."
+)
 def check_temperature_probability(
     answer: object, logits=(2.0, 1.0, 0.0), temperature: float = 0.5, hint: bool = False
 ) -> Feedback:
     """The probability of the first token after dividing ``logits`` by ``temperature``."""
-    if hint:
-        return give_hint(
-            "temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit, "
-            "then divide the first by their sum."
-        )
     expected = torch.softmax(torch.tensor(logits, dtype=torch.float64) / temperature, dim=0)[
         0
     ].item()
@@ -63,14 +59,12 @@ def check_temperature_probability(
     )
 
 
-@checker
+@checker(
+    hint="the probability of a sequence is the product of its steps' probabilities, and the log "
+    "of a product is the sum of the logs (natural log: math.log)."
+)
 def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = False) -> Feedback:
     """The total log-probability of a continuation whose tokens had probabilities ``probs``."""
-    if hint:
-        return give_hint(
-            "the probability of a sequence is the product of its steps' probabilities, and the log "
-            "of a product is the sum of the logs (natural log: math.log)."
-        )
     expected = sum(math.log(p) for p in probs)
     return check_value(
         answer,
@@ -82,15 +76,13 @@ def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = 
     )
 
 
-@checker
+@checker(
+    hint=("a candidate is one kept beam followed by one token: count the pairs (beam, token).")
+)
 def check_beam_candidates(
     answer: object, beam_width: int = 4, vocab_size: int = 3771, hint: bool = False
 ) -> Feedback:
     """How many candidate continuations does one beam-search step score (before keeping the best)?"""
-    if hint:
-        return give_hint(
-            "a candidate is one kept beam followed by one token: count the pairs (beam, token)."
-        )
     expected = beam_width * vocab_size
     return check_value(
         answer,
@@ -104,48 +96,39 @@ def check_beam_candidates(
 STRATEGIES = ("greedy", "sample", "top-k", "top-p", "beam")
 
 
-@checker
+@checker(
+    hint="greedy maximises each step's probability, sampling draws away from the maximum on "
+    "purpose; which strategy compares whole continuations by their total log-probability?"
+)
 def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback:
     """12_generation, before the side-by-side table: which strategy's continuation gets the highest
     total log-probability? One of ``STRATEGIES``."""
-    if hint:
-        return give_hint(
-            "greedy maximises each step's probability, sampling draws away from the maximum on "
-            "purpose; which strategy compares whole continuations by their total log-probability?"
-        )
-    if unanswered(answer):
-        return report(False, "", NOT_ANSWERED, answered=False)
-    if not isinstance(answer, str):
-        return report(
-            False,
-            "",
-            f"answer with one of the names {list(STRATEGIES)} as a string, "
-            f"got a {type(answer).__name__}.",
-        )
-    name = answer.strip().lower()
-    if "beam" in name:
-        return report(
-            True,
-            "beam search keeps the 4 best partial continuations by total log-probability; "
-            "greedy can only take the best next token. The table shows it.",
-            "",
-        )
-    if "greedy" in name:
-        return report(
-            False,
-            "",
-            "greedy takes the most probable NEXT token, which need not start the most "
-            "probable SEQUENCE (a less likely first token can lead to likelier ones). "
-            "Which strategy keeps several candidates?",
-        )
-    if name in STRATEGIES or "sampl" in name or "top" in name:
-        return report(
-            False,
-            "",
-            "sampling draws tokens that are not the most probable, on purpose: its total "
-            "log-probability is lower. Look for a strategy that maximises it.",
-        )
-    return report(False, "", f"answer with one of {list(STRATEGIES)}.")
+    return check_choice(
+        answer,
+        STRATEGIES,
+        [
+            Option(
+                lambda name: "beam" in name,
+                True,
+                "beam search keeps the 4 best partial continuations by total log-probability; "
+                "greedy can only take the best next token. The table shows it.",
+            ),
+            Option(
+                lambda name: "greedy" in name,
+                False,
+                "greedy takes the most probable NEXT token, which need not start the most "
+                "probable SEQUENCE (a less likely first token can lead to likelier ones). "
+                "Which strategy keeps several candidates?",
+            ),
+            Option(
+                lambda name: name in STRATEGIES or "sampl" in name or "top" in name,
+                False,
+                "sampling draws tokens that are not the most probable, on purpose: its total "
+                "log-probability is lower. Look for a strategy that maximises it.",
+            ),
+        ],
+        noun="names",
+    )
 
 
 # --- Build exercises -------------------------------------------------------------------------
@@ -173,8 +156,7 @@ def _top_p_reference(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     return filter_logits(logits, top_p=top_p)  # (..., V)
 
 
-TOP_P_FILTER = BuildExercise(
-    name="top_p_filter",
+@builds(
     reference=_top_p_reference,
     make_inputs=_top_p_inputs,
     hint="softmax, then sort the probabilities in descending order (`sort` also returns the order). "
@@ -184,13 +166,9 @@ TOP_P_FILTER = BuildExercise(
     solution=top_p_filter,
     success="Sampling from softmax of these logits is top-p sampling.",
 )
-
-
-@builds(TOP_P_FILTER)
 def check_top_p_filter(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """12_generation build exercise: the learner's ``top_p_filter(logits, top_p)`` against
     ``generate.filter_logits(logits, top_p=top_p)`` on random logits (V,) or (B, V)."""
-    return TOP_P_FILTER.check(answer, hint=hint, seed=seed, check_name="check_top_p_filter")
 
 
 def _sampling_inputs(generator: torch.Generator) -> tuple[torch.Tensor, float, int]:
@@ -204,8 +182,7 @@ def _sampling_reference(logits: torch.Tensor, temperature: float, top_k: int) ->
     return next_token_probs(logits, temperature, top_k=top_k)  # (..., V)
 
 
-SAMPLING_PROBS = BuildExercise(
-    name="sampling_probs",
+@builds(
     reference=_sampling_reference,
     make_inputs=_sampling_inputs,
     hint="three steps: divide the logits by the temperature; find the k-th largest (`topk(k).values[..., -1:]`, "
@@ -214,10 +191,6 @@ SAMPLING_PROBS = BuildExercise(
     solution=sampling_probs,
     success="A low temperature piles the probability on the top token, and top-k 1 is greedy.",
 )
-
-
-@builds(SAMPLING_PROBS)
 def check_sampling_probs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """12_generation build exercise: the learner's ``sampling_probs(logits, temperature, top_k)``
     against ``generate.next_token_probs(logits, temperature, top_k=top_k)``."""
-    return SAMPLING_PROBS.check(answer, hint=hint, seed=seed, check_name="check_sampling_probs")

@@ -11,18 +11,16 @@ from torch.nn import functional as F
 
 from ..model import GPT, GPTConfig
 from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.logits import cross_entropy_loss, tied_logits
 
 
-@checker
+@checker(
+    hint="every token gets probability 1/V; the loss is −log of the true token's probability, "
+    "with the natural logarithm (`math.log`)."
+)
 def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = False) -> Feedback:
     """The cross-entropy of a model that gives every one of ``vocab_size`` tokens the same probability."""
-    if hint:
-        return give_hint(
-            "every token gets probability 1/V; the loss is −log of the true token's probability, "
-            "with the natural logarithm (`math.log`)."
-        )
     expected = math.log(vocab_size)
     return check_value(
         answer,
@@ -33,14 +31,12 @@ def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = Fals
     )
 
 
-@checker
+@checker(
+    hint="the loss at one position looks only at the true next token: how much probability "
+    "did it get? Take −log of that (natural log)."
+)
 def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = False) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
-    if hint:
-        return give_hint(
-            "the loss at one position looks only at the true next token: how much probability "
-            "did it get? Take −log of that (natural log)."
-        )
     expected = -math.log(probability)
     return check_value(
         answer,
@@ -51,17 +47,15 @@ def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = 
     )
 
 
-@checker
+@checker(
+    hint="after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
+    "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances."
+)
 def check_logit_std(
     answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False
 ) -> Feedback:
     """The standard deviation of the untrained logits: LayerNorm-ed vectors of size ``d_model`` times an
     output matrix whose entries are drawn with standard deviation ``weight_std``."""
-    if hint:
-        return give_hint(
-            "after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
-            "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances."
-        )
     expected = weight_std * math.sqrt(d_model)
     return check_value(
         answer,
@@ -92,8 +86,7 @@ def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> tor
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
-CROSS_ENTROPY = BuildExercise(
-    name="cross_entropy_loss",
+@builds(
     reference=_cross_entropy_reference,
     make_inputs=_cross_entropy_inputs,
     hint="`torch.log_softmax(logits, dim=-1)` gives log p for every token (stable even for logits of 100, "
@@ -104,15 +97,11 @@ CROSS_ENTROPY = BuildExercise(
     "exactly this.",
     atol=1e-4,
 )
-
-
-@builds(CROSS_ENTROPY)
 def check_cross_entropy_loss(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """10_logits_and_loss build exercise: the learner's ``cross_entropy_loss(logits, targets)`` on random
     logits (some as large as ±100) against ``F.cross_entropy``."""
-    return CROSS_ENTROPY.check(answer, hint=hint, seed=seed, check_name="check_cross_entropy_loss")
 
 
 def _tied_model_inputs(generator: torch.Generator) -> tuple[GPT, torch.Tensor]:
@@ -146,12 +135,7 @@ def _tied_logits_reference(model: GPT, idx: torch.Tensor) -> torch.Tensor:
         return model(idx)[0]  # (B, T, V) GPT.forward's logits
 
 
-def _detached(arguments: tuple, result: object) -> object:
-    return result.detach() if isinstance(result, torch.Tensor) else result
-
-
-TIED_LOGITS = BuildExercise(
-    name="tied_logits",
+@builds(
     reference=_tied_logits_reference,
     make_inputs=_tied_model_inputs,
     hint="`model.embed(idx)` gives the token vectors plus positions; run them through every block of "
@@ -159,13 +143,7 @@ TIED_LOGITS = BuildExercise(
     "`model.token_embedding.weight.T` (C, V).",
     solution=tied_logits,
     success="This is `GPT.forward` without the loss: with `tie_weights=True`, `lm_head.weight` *is* the table.",
-    outcome=_detached,
-    atol=1e-5,
 )
-
-
-@builds(TIED_LOGITS)
 def check_tied_logits(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """10_logits_and_loss build exercise: the learner's ``tied_logits(model, idx)`` against the logits of
     ``GPT.forward`` on small random GPTs."""
-    return TIED_LOGITS.check(answer, hint=hint, seed=seed, check_name="check_tied_logits")

@@ -9,18 +9,16 @@ from ..attention import padding_mask as library_padding_mask
 from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.mask import mask_future, padding_mask
 
 
-@checker
+@checker(
+    hint="row `query` of the causal mask is True in columns 0 … query (the past and the query itself). "
+    "Positions count from 0."
+)
 def check_visible_keys(answer: object, query: int = 5, hint: bool = False) -> Feedback:
     """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
-    if hint:
-        return give_hint(
-            "row `query` of the causal mask is True in columns 0 … query (the past and the query itself). "
-            "Positions count from 0."
-        )
     return check_value(
         answer,
         query + 1,
@@ -123,20 +121,18 @@ def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])
 
 
-@checker
+@checker(
+    hint="copy `idx` (`idx.clone()`), give every position after t a different token, e.g. "
+    "`(id + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()` (it returns "
+    "`(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with `torch.equal` — no "
+    "tolerance: a causal model gives identical numbers there."
+)
 def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> Feedback:
     """06_mask exercise: ``answer`` is the learner's ``sees_the_future(model, idx, t) -> bool``.
 
     It is run on fresh models (a causal one, one with an off-by-one block, one where a single
     query peeks at a single later key) and must say, for every t, whether changing the tokens
     after t moves any output at positions 0 … t."""
-    if hint:
-        return give_hint(
-            "copy `idx` (`idx.clone()`), give every position after t a different token, e.g. "
-            "`(id + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()` (it returns "
-            "`(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with `torch.equal` — no "
-            "tolerance: a causal model gives identical numbers there."
-        )
     if unanswered(answer):
         return report(False, "", NOT_ANSWERED, answered=False)
     if not callable(answer):
@@ -183,7 +179,11 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
                 )
             got, problem = read_bool(got)
             if problem:
-                return report(False, "", f"your function should {problem[0].lower()}{problem[1:]} (on {name}, t = {t})")
+                return report(
+                    False,
+                    "",
+                    f"your function should {problem[0].lower()}{problem[1:]} (on {name}, t = {t})",
+                )
             if got != want:
                 return report(
                     False,
@@ -200,15 +200,13 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
     )
 
 
-@checker
+@checker(
+    hint="loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True, "
+    "raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with that index."
+)
 def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = False) -> Feedback:
     """06_mask exercise: which block of ``model`` (the suspect, by default ``suspect_model()``)
     has the leaking mask?"""
-    if hint:
-        return give_hint(
-            "loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True, "
-            "raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with that index."
-        )
     if model is None:
         model = suspect_model()
     from ..causality import check_causal
@@ -241,8 +239,7 @@ def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
 
 
-MASK_FUTURE = BuildExercise(
-    name="mask_future",
+@builds(
     reference=_masked_scores_reference,
     make_inputs=_random_scores,
     hint="build the (T, T) boolean lower triangle (`torch.ones(T, T, dtype=torch.bool).tril()`), "
@@ -251,29 +248,28 @@ MASK_FUTURE = BuildExercise(
     solution=mask_future,
     success="Softmax turns every −∞ into a weight of exactly 0.",
 )
-
-
-@builds(MASK_FUTURE)
 def check_mask_future(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """06_mask build exercise: the learner's ``mask_future(scores)`` on random (B, H, T, T) scores."""
-    return MASK_FUTURE.check(answer, hint=hint, seed=seed, check_name="check_mask_future")
 
 
 def _padding_mask_reference(lengths: torch.Tensor, S: int) -> torch.Tensor:
-    valid = torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]  # (1, S) < (B, 1) -> (B, S)
+    valid = (
+        torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]
+    )  # (1, S) < (B, 1) -> (B, S)
     return library_padding_mask(valid)  # (B, S) -> (B, 1, 1, S)
 
 
 def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     B = int(torch.randint(1, 6, (1,), generator=generator))
     S = int(torch.randint(1, 9, (1,), generator=generator))
-    lengths = torch.randint(1, S + 1, (B,), generator=generator)  # (B,) every window has ≥ 1 real token
+    lengths = torch.randint(
+        1, S + 1, (B,), generator=generator
+    )  # (B,) every window has ≥ 1 real token
     lengths[0] = S  # a window with no padding at all: a sloppy `<=` or off-by-one shows here too
     return lengths, S
 
 
-PADDING_MASK = BuildExercise(
-    name="padding_mask",
+@builds(
     reference=_padding_mask_reference,
     make_inputs=_random_lengths,
     hint="compare the positions `torch.arange(S)` with each window's length: a (1, S) row against a (B, 1) "
@@ -282,9 +278,5 @@ PADDING_MASK = BuildExercise(
     solution=padding_mask,
     success="`attention.padding_mask` does the last step; `&` with the causal mask gives (B, 1, T, T).",
 )
-
-
-@builds(PADDING_MASK)
 def check_padding_mask(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """06_mask build exercise: the learner's ``padding_mask(lengths, S)`` on random lengths [B]."""
-    return PADDING_MASK.check(answer, hint=hint, seed=seed, check_name="check_padding_mask")

@@ -8,13 +8,16 @@ from torch.nn import functional as F
 
 from ..norm import rms_norm as library_rms_norm
 from ..positional import apply_rope
-from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
+from . import Feedback, Option, check_choice, check_value, checker, report, unanswered
 from .answers import read_number
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.modern import grouped_query_attention, rms_norm, rope
 
 
-@checker
+@checker(
+    hint="per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
+    "of bytes_per_value bytes; multiply by the layers and the K/V heads."
+)
 def check_kv_cache_bytes(
     answer: object,
     n_layers: int = 32,
@@ -24,11 +27,6 @@ def check_kv_cache_bytes(
     hint: bool = False,
 ) -> Feedback:
     """How many bytes of KV cache does one token need in a model of these shapes?"""
-    if hint:
-        return give_hint(
-            "per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
-            "of bytes_per_value bytes; multiply by the layers and the K/V heads."
-        )
     expected = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
     return check_value(
         answer,
@@ -40,15 +38,13 @@ def check_kv_cache_bytes(
     )
 
 
-@checker
+@checker(
+    hint="count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
+    "matrices. Set the counts equal and solve for d_ff, then round to a whole number."
+)
 def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) -> Feedback:
     """Which whole SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN
     without biases? 8·d_model/3, rounded either way."""
-    if hint:
-        return give_hint(
-            "count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
-            "matrices. Set the counts equal and solve for d_ff, then round to a whole number."
-        )
     if unanswered(answer):
         return report(False, "", "replace the `...` with a whole number.", answered=False)
     exact = 8 * d_model / 3
@@ -82,8 +78,7 @@ def _rope_reference(x: torch.Tensor) -> torch.Tensor:
     return apply_rope(x)  # (B, H, T, D)
 
 
-ROPE = BuildExercise(
-    name="rope",
+@builds(
     reference=_rope_reference,
     make_inputs=_rope_inputs,
     hint="the angles are a (T, D/2) table: positions 0 … T−1 (a column) times base^(−2i/D) for i = 0 … D/2 − 1 "
@@ -93,13 +88,9 @@ ROPE = BuildExercise(
     solution=rope,
     success="Rotated queries and keys give scores that depend only on the offset m − n.",
 )
-
-
-@builds(ROPE)
 def check_rope(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """13_modern_blocks build exercise: the learner's ``rope(x)`` on random (B, H, T, D) against
     ``positional.apply_rope``."""
-    return ROPE.check(answer, hint=hint, seed=seed, check_name="check_rope")
 
 
 def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -117,8 +108,7 @@ def _rms_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.T
     return library_rms_norm(x, weight, eps)  # (B, T, C)
 
 
-RMS_NORM = BuildExercise(
-    name="rms_norm",
+@builds(
     reference=_rms_reference,
     make_inputs=_rms_inputs,
     hint="the mean of x² over the LAST dimension (keepdim=True, so it broadcasts back), plus eps, then the "
@@ -128,13 +118,9 @@ RMS_NORM = BuildExercise(
     success="Same formula as nn.RMSNorm and LLaMA.",
     atol=1e-4,
 )
-
-
-@builds(RMS_NORM)
 def check_rms_norm(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """13_modern_blocks build exercise: the learner's ``rms_norm(x, weight, eps)`` against
     ``norm.rms_norm`` on random (B, T, C) inputs of RMS 1e-4 … 10."""
-    return RMS_NORM.check(answer, hint=hint, seed=seed, check_name="check_rms_norm")
 
 
 def _gqa_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -154,8 +140,7 @@ def _gqa_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.T
     return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (B, H, T, D)
 
 
-GROUPED_QUERY_ATTENTION = BuildExercise(
-    name="grouped_query_attention",
+@builds(
     reference=_gqa_reference,
     make_inputs=_gqa_inputs,
     hint="r = H // H_kv query heads share one K/V head, and they are CONSECUTIVE: heads 0 … r−1 read K/V head 0. "
@@ -164,56 +149,41 @@ GROUPED_QUERY_ATTENTION = BuildExercise(
     solution=grouped_query_attention,
     success="Each K/V head now serves its group of query heads; the KV cache holds only H_kv of them.",
 )
-
-
-@builds(GROUPED_QUERY_ATTENTION)
 def check_grouped_query_attention(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """13_modern_blocks build exercise: the learner's ``grouped_query_attention(q, k, v)`` against
     ``F.scaled_dot_product_attention(..., enable_gqa=True)`` on random head counts (MQA to MHA)."""
-    return GROUPED_QUERY_ATTENTION.check(
-        answer, hint=hint, seed=seed, check_name="check_grouped_query_attention"
-    )
 
 
 SMALL_TOKENS_CHOICES = ("frequencies", "classic", "better")
 
 
-@checker
+@checker(
+    hint="compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS 0.71. "
+    "What is left of a token's identity in the sum, and what can a model predict that knows "
+    "only the position?"
+)
 def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback:
     """13_modern_blocks, before the ablation runs: where does the training loss of the classic
     model with GPT-2's token embeddings (std 0.02, no √d_model) end after 200 steps? One of
     ``SMALL_TOKENS_CHOICES``: at the word-frequency entropy, near the fixed classic row, or below it."""
-    if hint:
-        return give_hint(
-            "compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS 0.71. "
-            "What is left of a token's identity in the sum, and what can a model predict that knows "
-            "only the position?"
-        )
-    if unanswered(answer):
-        return report(False, "", NOT_ANSWERED, answered=False)
-    if not isinstance(answer, str):
-        return report(
-            False,
-            "",
-            f"answer with one of the words {list(SMALL_TOKENS_CHOICES)} as a string, "
-            f"got a {type(answer).__name__}.",
-        )
-    word = answer.strip().lower()
-    if word.startswith(("freq", "unigram", "entropy")):
-        return report(
-            True,
-            "the tokens are 36× quieter than the positions, so the model learns the one thing it "
-            "can without reading them well: how common each token is. The table below shows the row "
-            "at the entropy for all 200 steps.",
-            "",
-        )
-    if word.startswith(("classic", "better", "below")):
-        return report(
-            False,
-            "",
-            "the only difference from the classic row is the token vectors' size at the start. "
-            "Look at the two RMS values printed above: can the model tell its tokens apart?",
-        )
-    return report(False, "", f"answer with one of {list(SMALL_TOKENS_CHOICES)}.")
+    return check_choice(
+        answer,
+        SMALL_TOKENS_CHOICES,
+        [
+            Option(
+                lambda word: word.startswith(("freq", "unigram", "entropy")),
+                True,
+                "the tokens are 36× quieter than the positions, so the model learns the one thing it "
+                "can without reading them well: how common each token is. The table below shows the row "
+                "at the entropy for all 200 steps.",
+            ),
+            Option(
+                lambda word: word.startswith(("classic", "better", "below")),
+                False,
+                "the only difference from the classic row is the token vectors' size at the start. "
+                "Look at the two RMS values printed above: can the model tell its tokens apart?",
+            ),
+        ],
+    )

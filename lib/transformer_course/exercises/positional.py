@@ -7,8 +7,8 @@ import math
 import torch
 
 from .. import positional
-from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from . import Feedback, check_value, checker, give_hint
+from .build import builds
 from .solutions.positional import shift_encoding, sinusoidal_table
 
 
@@ -42,8 +42,7 @@ def _table_sizes(generator: torch.Generator) -> tuple[int, int]:
     return T, d_model
 
 
-SINUSOIDAL_TABLE = BuildExercise(
-    name="sinusoidal_table",
+@builds(
     reference=positional.sinusoidal_encoding,
     make_inputs=_table_sizes,
     hint="make positions (T, 1) and the even column indices 2i (d_model/2,) with torch.arange, the angles "
@@ -53,12 +52,8 @@ SINUSOIDAL_TABLE = BuildExercise(
     solution=sinusoidal_table,
     success="That is `positional.sinusoidal_encoding`, the table the course adds to every input.",
 )
-
-
-@builds(SINUSOIDAL_TABLE)
 def check_sinusoidal_table(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """03_positional_encoding build exercise: the learner's ``sinusoidal_table(T, d_model)``."""
-    return SINUSOIDAL_TABLE.check(answer, hint=hint, seed=seed, check_name="check_sinusoidal_table")
 
 
 def _shift_by_rope(pe: torch.Tensor, k: int) -> torch.Tensor:
@@ -82,8 +77,7 @@ def _rows_and_shift(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return table[positions], k  # (N, C), k
 
 
-SHIFT_ENCODING = BuildExercise(
-    name="shift_encoding",
+@builds(
     reference=_shift_by_rope,
     make_inputs=_rows_and_shift,
     hint="you do not know the positions, only the rows: use the angle-sum formulas. For pair i, with "
@@ -94,9 +88,5 @@ SHIFT_ENCODING = BuildExercise(
     success="The same k-dependent rotation works for every row: that is the M_k of section 4.3, applied "
     "pair by pair. RoPE (notebook 13) rotates queries and keys the same way.",
 )
-
-
-@builds(SHIFT_ENCODING)
 def check_shift_encoding(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """03_positional_encoding build exercise: the learner's ``shift_encoding(pe, k)``."""
-    return SHIFT_ENCODING.check(answer, hint=hint, seed=seed, check_name="check_shift_encoding")

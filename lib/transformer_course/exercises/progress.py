@@ -125,13 +125,18 @@ def _execute(path: Path, timeout: int) -> dict[str, Any]:
 
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        notebook, timeout=timeout, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+        notebook,
+        timeout=timeout,
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
     return json.loads(nbformat.writes(notebook))
 
 
-def course_progress(folder: str | Path = ".", *, run: bool = False, timeout: int = 900) -> pd.DataFrame:
+def course_progress(
+    folder: str | Path = ".", *, run: bool = False, timeout: int = 900
+) -> pd.DataFrame:
     """One row per exercise of every notebook in ``folder``: notebook, exercise, kind, status.
 
     ``run=True`` executes a copy of each notebook first (minutes for the whole course); the
@@ -153,7 +158,9 @@ def course_progress(folder: str | Path = ".", *, run: bool = False, timeout: int
     for path in paths:
         notebook = _execute(path, timeout) if run else json.loads(path.read_text(encoding="utf-8"))
         rows.extend(notebook_exercises(notebook, path.stem, names))
-    return pd.DataFrame([row.__dict__ for row in rows], columns=["notebook", "exercise", "kind", "status"])
+    return pd.DataFrame(
+        [row.__dict__ for row in rows], columns=["notebook", "exercise", "kind", "status"]
+    )
 
 
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:

@@ -5,21 +5,19 @@ from __future__ import annotations
 import torch
 
 from .. import attention
-from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from . import Feedback, check_value, checker, give_hint
+from .build import builds
 from .solutions.qkv import merge_heads, split_heads
 
 
-@checker
+@checker(
+    hint="four numbers: the batch stays first, then one axis per head, then time, then the "
+    "columns each head gets (C shared out among the H heads)."
+)
 def check_split_shape(
     answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8, hint: bool = False
 ) -> Feedback:
     """The shape of split_heads on a [B, T, C] tensor with H heads: (B, H, T, C // H)."""
-    if hint:
-        return give_hint(
-            "four numbers: the batch stays first, then one axis per head, then time, then the "
-            "columns each head gets (C shared out among the H heads)."
-        )
     expected = (B, H, T, C // H)
     return check_value(
         answer,
@@ -49,14 +47,12 @@ def check_head_of_column(
     )
 
 
-@checker
+@checker(
+    hint="count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
+    "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
+)
 def check_projection_params(answer: object, d_model: int = 64, hint: bool = False) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
-    if hint:
-        return give_hint(
-            "count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
-            "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
-        )
     expected = 3 * (d_model * d_model + d_model)
     return check_value(
         answer,
@@ -87,8 +83,7 @@ def _heads(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
 
 
-SPLIT_HEADS = BuildExercise(
-    name="split_heads",
+@builds(
     reference=attention.split_heads,
     make_inputs=_batch_and_heads,
     hint="two steps: `.view(B, T, n_heads, D)` cuts the last axis into n_heads blocks of D columns, then "
@@ -97,16 +92,11 @@ SPLIT_HEADS = BuildExercise(
     solution=split_heads,
     success="Head h now holds columns h·D … (h+1)·D − 1 of every token, as `attention.split_heads` does.",
 )
-
-
-@builds(SPLIT_HEADS)
 def check_split_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """04_qkv build exercise: the learner's ``split_heads(x, n_heads)`` on random (B, T, C) batches."""
-    return SPLIT_HEADS.check(answer, hint=hint, seed=seed, check_name="check_split_heads")
 
 
-MERGE_HEADS = BuildExercise(
-    name="merge_heads",
+@builds(
     reference=attention.merge_heads,
     make_inputs=_heads,
     hint="undo split_heads in reverse order: first move time back in front of the heads "
@@ -115,9 +105,5 @@ MERGE_HEADS = BuildExercise(
     solution=merge_heads,
     success="merge_heads(split_heads(x, H)) gives x back; notebook 08 merges the heads' outputs this way.",
 )
-
-
-@builds(MERGE_HEADS)
 def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """04_qkv build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""
-    return MERGE_HEADS.check(answer, hint=hint, seed=seed, check_name="check_merge_heads")

@@ -7,20 +7,18 @@ import math
 import torch
 
 from .. import attention
-from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
-from .build import BuildExercise, builds, give_hint
+from . import Feedback, Option, check_choice, check_value, checker
+from .build import builds
 from .solutions.scale import scaled_attention_weights, score_variance
 
 
-@checker
+@checker(
+    hint="q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
+    "of two independent unit-variance numbers, and what happens to variances when "
+    "independent terms are added?"
+)
 def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> Feedback:
     """Predict: the variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
-    if hint:
-        return give_hint(
-            "q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
-            "of two independent unit-variance numbers, and what happens to variances when "
-            "independent terms are added?"
-        )
     return check_value(
         answer,
         d_k,
@@ -34,37 +32,39 @@ def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> 
 _LEVELS = ("about 1", "above", "below")
 
 
-@checker
+def _levels_said(word: str) -> list[str]:
+    """The levels whose first word appears in the learner's answer (one, or the answer is unclear)."""
+    return [level for level in _LEVELS if level.split()[0] in word]
+
+
+@checker(
+    hint="section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights "
+    "uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with inputs "
+    "whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈ Var(q_i)·Var(k_i)."
+)
 def check_projected_variance(answer: object, hint: bool = False) -> Feedback:
     """Predict: is the variance of 05's own scaled scores (default nn.Linear projections) about 1,
     above or below? (It is 0.23: the default init makes q and k entries of variance ≈ 0.5.)"""
-    if hint:
-        return give_hint(
-            "section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights "
-            "uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with inputs "
-            "whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈ Var(q_i)·Var(k_i)."
-        )
-    if unanswered(answer):
-        return report(False, "", NOT_ANSWERED, answered=False)
-    if not isinstance(answer, str):
-        return report(
-            False,
-            "",
-            f"answer with one of the words {', '.join(map(repr, _LEVELS))}, got a {type(answer).__name__}.",
-        )
-    said = [level for level in _LEVELS if level.split()[0] in answer.strip().lower()]
-    if len(said) != 1:
-        return report(
-            False,
-            "",
-            f"answer with exactly one of {', '.join(map(repr, _LEVELS))}, got {answer!r}.",
-        )
-    return report(
-        said[0] == "below",
-        "below: each entry of q and k has variance ≈ E[x²]/3 ≈ 0.5, so Var(q·k)/d_k ≈ 0.5 · 0.5 = 0.25. "
-        "The division removes d_k; the level is set by the initialisation. The next cell measures it.",
-        "section 3's 1 needs unit-variance entries of q and k. Are ours? Ask for a hint: "
-        "`check_projected_variance(answer, hint=True)`.",
+    levels = ", ".join(map(repr, _LEVELS))
+    return check_choice(
+        answer,
+        _LEVELS,
+        [
+            Option(
+                lambda word: _levels_said(word) == ["below"],
+                True,
+                "below: each entry of q and k has variance ≈ E[x²]/3 ≈ 0.5, so Var(q·k)/d_k ≈ 0.5 · 0.5 = 0.25. "
+                "The division removes d_k; the level is set by the initialisation. The next cell measures it.",
+            ),
+            Option(
+                lambda word: len(_levels_said(word)) == 1,
+                False,
+                "section 3's 1 needs unit-variance entries of q and k. Are ours? Ask for a hint: "
+                "`check_projected_variance(answer, hint=True)`.",
+            ),
+        ],
+        not_text=f"answer with one of the words {levels}, got a {type(answer).__name__}.",
+        unknown=f"answer with exactly one of {levels}, got {answer!r}.",
     )
 
 
@@ -82,8 +82,7 @@ def _queries_and_keys(generator: torch.Generator) -> tuple[torch.Tensor, torch.T
     return q, k
 
 
-SCALED_ATTENTION_WEIGHTS = BuildExercise(
-    name="scaled_attention_weights",
+@builds(
     reference=attention.attention_weights,
     make_inputs=_queries_and_keys,
     hint="three steps: the scores q @ k.transpose(-2, -1) (swap the last two axes of k only: it may carry "
@@ -92,16 +91,10 @@ SCALED_ATTENTION_WEIGHTS = BuildExercise(
     solution=scaled_attention_weights,
     success="That is `attention.attention_weights(q, k)`; times V it is `F.scaled_dot_product_attention`.",
 )
-
-
-@builds(SCALED_ATTENTION_WEIGHTS)
 def check_scaled_attention_weights(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """05_scale build exercise: the learner's ``scaled_attention_weights(q, k)`` on random heads."""
-    return SCALED_ATTENTION_WEIGHTS.check(
-        answer, hint=hint, seed=seed, check_name="check_scaled_attention_weights"
-    )
 
 
 def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
@@ -120,8 +113,7 @@ def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool
     return q, k, scaled
 
 
-SCORE_VARIANCE = BuildExercise(
-    name="score_variance",
+@builds(
     reference=_variance_by_einsum,
     make_inputs=_pairs,
     hint="one score per row: (q * k).sum(dim=-1) has shape (N,). Divide it by math.sqrt(d_k) only when "
@@ -129,13 +121,7 @@ SCORE_VARIANCE = BuildExercise(
     solution=score_variance,
     success="Now measure: call it on torch.randn(10_000, d_k) queries and keys for the d_k you predicted for.",
 )
-
-
-@builds(SCORE_VARIANCE)
 def check_score_variance_function(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """05_scale build exercise: the learner's ``score_variance(q, k, scaled)``, a measurement."""
-    return SCORE_VARIANCE.check(
-        answer, hint=hint, seed=seed, check_name="check_score_variance_function"
-    )

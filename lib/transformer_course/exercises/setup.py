@@ -6,10 +6,12 @@ import math
 
 from . import NOT_ANSWERED, Feedback, checker, report, unanswered
 from .answers import read_number
-from .build import give_hint
 
 
-@checker
+@checker(
+    hint="one entry of a @ b is a sum of d products x·y. Each product of two independent N(0, 1) "
+    "numbers has mean 0 and variance 1, and variances of independent terms add up."
+)
 def check_dot_product_std(answer: object, d: int = 256, hint: bool = False) -> Feedback:
     """Predict: the standard deviation of one entry of ``a @ b`` when the inner size is ``d``.
 
@@ -17,11 +19,6 @@ def check_dot_product_std(answer: object, d: int = 256, hint: bool = False) -> F
     variance 1, so the sum has variance ``d`` and standard deviation √d. A prediction within 10 %
     counts (the measured value of one draw wanders by about that much at these sizes).
     """
-    if hint:
-        return give_hint(
-            "one entry of a @ b is a sum of d products x·y. Each product of two independent N(0, 1) "
-            "numbers has mean 0 and variance 1, and variances of independent terms add up."
-        )
     if unanswered(answer):
         return report(False, "", NOT_ANSWERED, answered=False)
     value, problem = read_number(answer)

@@ -6,18 +6,16 @@ import torch
 
 from .. import attention
 from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.softmax import stable_softmax, temperature_softmax
 
 
-@checker
+@checker(
+    hint="dividing by τ multiplies every gap between two scores by 1/τ. What happens to "
+    "e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?"
+)
 def check_temperature_limit(answer: object, hint: bool = False) -> Feedback:
     """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
-    if hint:
-        return give_hint(
-            "dividing by τ multiplies every gap between two scores by 1/τ. What happens to "
-            "e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?"
-        )
     return check_value(
         answer,
         1,
@@ -40,8 +38,7 @@ def _random_rows(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (scores,)
 
 
-STABLE_SOFTMAX = BuildExercise(
-    name="stable_softmax",
+@builds(
     reference=attention.softmax,
     make_inputs=_random_rows,
     hint="c = scores.amax(dim=-1, keepdim=True) is each row's maximum; exp(scores − c) can no longer "
@@ -51,12 +48,8 @@ STABLE_SOFTMAX = BuildExercise(
     success="Your rows of scores in the thousands did not overflow, masked keys got exactly 0, "
     "and the fully masked row gave zeros, not NaN.",
 )
-
-
-@builds(STABLE_SOFTMAX)
 def check_stable_softmax(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """07_softmax build exercise: the learner's ``stable_softmax(scores)`` on random (R, S) rows."""
-    return STABLE_SOFTMAX.check(answer, hint=hint, seed=seed, check_name="check_stable_softmax")
 
 
 def _temperature_reference(scores: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -76,8 +69,7 @@ def _random_rows_and_temperature(generator: torch.Generator) -> tuple[torch.Tens
     return scores, temperature
 
 
-TEMPERATURE_SOFTMAX = BuildExercise(
-    name="temperature_softmax",
+@builds(
     reference=_temperature_reference,
     make_inputs=_random_rows_and_temperature,
     hint="divide the scores by τ first (−inf / τ stays −inf), then take a softmax that does not overflow "
@@ -85,9 +77,7 @@ TEMPERATURE_SOFTMAX = BuildExercise(
     solution=temperature_softmax,
     success="τ < 1 sharpened the rows, τ > 1 flattened them, and masked keys stayed at 0.",
 )
-
-
-@builds(TEMPERATURE_SOFTMAX)
-def check_temperature_softmax(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_temperature_softmax(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """07_softmax build exercise: the learner's ``temperature_softmax(scores, temperature)``."""
-    return TEMPERATURE_SOFTMAX.check(answer, hint=hint, seed=seed, check_name="check_temperature_softmax")

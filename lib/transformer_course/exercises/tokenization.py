@@ -7,21 +7,19 @@ import torch
 
 from .. import tokenizer
 from . import Feedback, check_value, checker, report, unanswered
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.tokenization import count_pairs, merge_pair
 
 SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
-@checker
+@checker(
+    hint="after t+i became 'ti', recount the adjacent pairs of the spelled words (each word "
+    "weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie "
+    "goes to the pair seen first in the sentence."
+)
 def check_second_merge(answer: object, hint: bool = False) -> Feedback:
     """Which pair does BPE merge second on the seed sentence? Answer as a tuple of two strings."""
-    if hint:
-        return give_hint(
-            "after t+i became 'ti', recount the adjacent pairs of the spelled words (each word "
-            "weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie "
-            "goes to the pair seen first in the sentence."
-        )
     expected = tokenizer.train_bpe(SEED_SENTENCE, 2).merges[1]
     if unanswered(answer):
         return report(
@@ -47,17 +45,15 @@ def check_second_merge(answer: object, hint: bool = False) -> Feedback:
     return report(False, "", hint_text)
 
 
-@checker
+@checker(
+    hint="guess first (a common word with its leading space is one token; a rare or long word "
+    "splits; the apostrophe ending and the '!' are pieces of their own), then check with "
+    "len(encoding.encode(text))."
+)
 def check_token_count(
     answer: object, text: str = "Tokenization isn't magic!", hint: bool = False
 ) -> Feedback:
     """How many cl100k_base tokens does ``text`` have?"""
-    if hint:
-        return give_hint(
-            "guess first (a common word with its leading space is one token; a rare or long word "
-            "splits; the apostrophe ending and the '!' are pieces of their own), then check with "
-            "len(encoding.encode(text))."
-        )
     count = len(tokenizer.get_encoding("cl100k_base").encode(text))
     return check_value(
         answer,
@@ -94,8 +90,7 @@ def _random_merge_inputs(generator: torch.Generator) -> tuple[tuple[str, ...], t
     return word, (_SYMBOLS[a], _SYMBOLS[b])  # usually absent: the word must come back unchanged
 
 
-MERGE_PAIR = BuildExercise(
-    name="merge_pair",
+@builds(
     reference=tokenizer.merge_pair,
     make_inputs=_random_merge_inputs,
     hint="walk through the word with an index i. If (word[i], word[i + 1]) is the pair, append "
@@ -105,12 +100,8 @@ MERGE_PAIR = BuildExercise(
     solution=merge_pair,
     success="That is one merge step of BPE: `tokenizer.merge_pair`, which `train_bpe` applies to every word.",
 )
-
-
-@builds(MERGE_PAIR)
 def check_merge_pair(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """01_tokenization build exercise: the learner's ``merge_pair(word, pair)`` on random spelled words."""
-    return MERGE_PAIR.check(answer, hint=hint, seed=seed, check_name="check_merge_pair")
 
 
 def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int]]:
@@ -123,8 +114,7 @@ def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int
     return (words,)
 
 
-COUNT_PAIRS = BuildExercise(
-    name="count_pairs",
+@builds(
     reference=tokenizer.pair_counts,
     make_inputs=_random_words,
     hint="start from `Counter()`. For every (word, count) in words.items(), walk over the adjacent "
@@ -133,9 +123,5 @@ COUNT_PAIRS = BuildExercise(
     solution=count_pairs,
     success="That is step 2 of the recipe, `tokenizer.pair_counts`; BPE merges its most frequent pair.",
 )
-
-
-@builds(COUNT_PAIRS)
 def check_count_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """01_tokenization build exercise: the learner's ``count_pairs(words)`` on random word counts."""
-    return COUNT_PAIRS.check(answer, hint=hint, seed=seed, check_name="check_count_pairs")

@@ -7,11 +7,14 @@ import torch
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer, train_step
 from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.training import lr_schedule, one_training_step, validation_loss
 
 
-@checker
+@checker(
+    hint="during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr "
+    "(step warmup − 1); count which rung step 9 is on."
+)
 def check_warmup_lr(
     answer: object,
     step: int,
@@ -22,11 +25,6 @@ def check_warmup_lr(
     hint: bool = False,
 ) -> Feedback:
     """What learning rate does the schedule give at ``step``?"""
-    if hint:
-        return give_hint(
-            "during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr "
-            "(step warmup − 1); count which rung step 9 is on."
-        )
     expected = lr_at(step, steps=steps, lr=lr, warmup=warmup, min_lr=min_lr)
     return check_value(
         answer,
@@ -37,16 +35,14 @@ def check_warmup_lr(
     )
 
 
-@checker
+@checker(
+    hint="a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens, "
+    "and the next window starts T tokens later."
+)
 def check_validation_windows(
     answer: object, val_tokens: int, context_length: int, hint: bool = False
 ) -> Feedback:
     """How many non-overlapping windows does ``evaluate`` cut the validation split into?"""
-    if hint:
-        return give_hint(
-            "a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens, "
-            "and the next window starts T tokens later."
-        )
     expected = (val_tokens - 1) // context_length
     return check_value(
         answer,
@@ -74,8 +70,7 @@ def _random_schedule_point(generator: torch.Generator) -> tuple:
     return step, steps, lr, warmup, min_lr
 
 
-LR_SCHEDULE = BuildExercise(
-    name="lr_schedule",
+@builds(
     reference=_lr_at_reference,
     make_inputs=_random_schedule_point,
     hint="three cases: step < warmup gives lr · (step + 1) / warmup; otherwise p = (step − warmup) / "
@@ -86,12 +81,8 @@ LR_SCHEDULE = BuildExercise(
     trials=20,
     atol=1e-12,
 )
-
-
-@builds(LR_SCHEDULE)
 def check_lr_schedule(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """11_training build exercise: ``lr_schedule(step, steps, lr, warmup, min_lr)`` vs ``lr_at``."""
-    return LR_SCHEDULE.check(answer, hint=hint, seed=seed, check_name="check_lr_schedule")
 
 
 def _evaluate_reference(model: GPT, ids: torch.Tensor, context_length: int) -> float:
@@ -113,8 +104,7 @@ def _random_model_and_text(generator: torch.Generator) -> tuple:
     return model, ids, T
 
 
-VALIDATION_LOSS = BuildExercise(
-    name="validation_loss",
+@builds(
     reference=_evaluate_reference,
     make_inputs=_random_model_and_text,
     hint="W = (N − 1) // T windows; inputs ids[: W·T] and targets ids[1 : W·T + 1], each viewed "
@@ -123,14 +113,9 @@ VALIDATION_LOSS = BuildExercise(
     solution=validation_loss,
     success="That is `train.evaluate`: every token but the last few is predicted exactly once, "
     "with dropout off, so the number is the same every time.",
-    atol=1e-5,
 )
-
-
-@builds(VALIDATION_LOSS)
 def check_validation_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """11_training build exercise: ``validation_loss(model, ids, context_length)`` vs ``evaluate``."""
-    return VALIDATION_LOSS.check(answer, hint=hint, seed=seed, check_name="check_validation_loss")
 
 
 def _train_step_reference(
@@ -151,7 +136,9 @@ def _random_training_batch(generator: torch.Generator) -> tuple:
     V = int(torch.randint(5, 40, (), generator=generator))
     T = int(torch.randint(1, 9, (), generator=generator))  # T = 1 included
     B = int(torch.randint(1, 5, (), generator=generator))
-    config = GPTConfig(vocab_size=V, context_length=T, d_model=16, n_heads=2, n_layers=1, dropout=0.1)
+    config = GPTConfig(
+        vocab_size=V, context_length=T, d_model=16, n_heads=2, n_layers=1, dropout=0.1
+    )
     model = GPT(config).train()  # the global seed is set by the checker: the same weights twice
     optimizer = make_optimizer(model, lr=1e-4, weight_decay=0.1)
     # One earlier step, so AdamW has running averages: on its very first step Adam moves every
@@ -175,13 +162,12 @@ def _loss_and_weights(arguments: tuple, result: object) -> dict:
     return {"returned loss": result, **weights}
 
 
-ONE_TRAINING_STEP = BuildExercise(
-    name="one_training_step",
+@builds(
     reference=_train_step_reference,
     make_inputs=_random_training_batch,
     hint="forward with model(x, y), which returns (logits, loss); loss.backward(); if grad_clip is not "
     "None, torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip); write lr into every "
-    "optimizer.param_groups entry's \"lr\"; optimizer.step(); optimizer.zero_grad(); return loss.item(). "
+    'optimizer.param_groups entry\'s "lr"; optimizer.step(); optimizer.zero_grad(); return loss.item(). '
     "Do not switch dropout off: a training step runs in training mode.",
     solution=one_training_step,
     success="That is `train.train_step`, the body of `train`'s loop: the same loss and, after AdamW's "
@@ -190,10 +176,8 @@ ONE_TRAINING_STEP = BuildExercise(
     atol=1e-6,
     outcome=_loss_and_weights,
 )
-
-
-@builds(ONE_TRAINING_STEP)
-def check_one_training_step(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_one_training_step(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """11_training build exercise: ``one_training_step(model, optimizer, x, y, lr, grad_clip)``
     vs ``train.train_step`` (the loss and the weights after the step)."""
-    return ONE_TRAINING_STEP.check(answer, hint=hint, seed=seed, check_name="check_one_training_step")

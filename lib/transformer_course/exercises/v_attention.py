@@ -6,18 +6,18 @@ import torch
 
 from .. import attention
 from . import Feedback, check_value, checker
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.v_attention import causal_attention, merge_heads, multi_head_attention
 
 
-@checker
-def check_mha_params(answer: object, d_model: int = 64, n_heads: int = 8, hint: bool = False) -> Feedback:
+@checker(
+    hint="list the layer's Linear maps and the shape of each weight and bias. Does splitting C columns "
+    "into more, narrower heads add or remove any of them?"
+)
+def check_mha_params(
+    answer: object, d_model: int = 64, n_heads: int = 8, hint: bool = False
+) -> Feedback:
     """The parameter count of MultiHeadAttention(d_model, n_heads) with biases (it does not depend on n_heads)."""
-    if hint:
-        return give_hint(
-            "list the layer's Linear maps and the shape of each weight and bias. Does splitting C columns "
-            "into more, narrower heads add or remove any of them?"
-        )
     expected = 4 * (d_model * d_model + d_model)
     return check_value(
         answer,
@@ -36,8 +36,7 @@ def _random_heads(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
 
 
-MERGE_HEADS = BuildExercise(
-    name="merge_heads",
+@builds(
     reference=attention.merge_heads,
     make_inputs=_random_heads,
     hint="first bring time in front of the heads, (B, H, T, D) → (B, T, H, D) with `.transpose(1, 2)`, then "
@@ -46,17 +45,15 @@ MERGE_HEADS = BuildExercise(
     solution=merge_heads,
     success="Head h fills columns h·D … h·D + D − 1: the inverse of notebook 04's split_heads.",
 )
-
-
-@builds(MERGE_HEADS)
 def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """08_v_attention build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""
-    return MERGE_HEADS.check(answer, hint=hint, seed=seed, check_name="check_merge_heads")
 
 
 def _causal_attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     T = q.shape[-2]
-    out, _ = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(T, device=q.device))
+    out, _ = attention.scaled_dot_product_attention(
+        q, k, v, mask=attention.causal_mask(T, device=q.device)
+    )
     return out  # (B, H, T, D)
 
 
@@ -64,13 +61,14 @@ def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
     B = int(torch.randint(1, 4, (1,), generator=generator))
     H = int(torch.randint(1, 5, (1,), generator=generator))
     T = int(torch.randint(1, 8, (1,), generator=generator))  # T = 1 too: one token sees only itself
-    D = int(torch.randint(1, 10, (1,), generator=generator))  # odd head sizes: 1/√D, not 1/√C or 1/√T
+    D = int(
+        torch.randint(1, 10, (1,), generator=generator)
+    )  # odd head sizes: 1/√D, not 1/√C or 1/√T
     shape = (B, H, T, D)
     return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
 
 
-CAUSAL_ATTENTION = BuildExercise(
-    name="causal_attention",
+@builds(
     reference=_causal_attention_reference,
     make_inputs=_random_qkv,
     hint="four steps, all on (B, H, T, ·) tensors: scores = q @ k.transpose(-2, -1) / √D with D = q.shape[-1]; "
@@ -80,12 +78,8 @@ CAUSAL_ATTENTION = BuildExercise(
     success="The same as the library's `scaled_dot_product_attention` with the causal mask, and as PyTorch's "
     "`F.scaled_dot_product_attention(q, k, v, is_causal=True)`.",
 )
-
-
-@builds(CAUSAL_ATTENTION)
 def check_causal_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """08_v_attention build exercise: the learner's ``causal_attention(q, k, v)`` on random (B, H, T, D) inputs."""
-    return CAUSAL_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_causal_attention")
 
 
 def _layer_reference(layer: attention.MultiHeadAttention, x: torch.Tensor) -> torch.Tensor:
@@ -93,20 +87,23 @@ def _layer_reference(layer: attention.MultiHeadAttention, x: torch.Tensor) -> to
         return layer(x, causal=True)  # (B, T, C)
 
 
-def _random_layer_and_input(generator: torch.Generator) -> tuple[attention.MultiHeadAttention, torch.Tensor]:
+def _random_layer_and_input(
+    generator: torch.Generator,
+) -> tuple[attention.MultiHeadAttention, torch.Tensor]:
     H = int(torch.randint(1, 5, (1,), generator=generator))
     D = int(torch.randint(1, 6, (1,), generator=generator))
     B = int(torch.randint(1, 4, (1,), generator=generator))
     T = int(torch.randint(1, 8, (1,), generator=generator))
     layer = attention.MultiHeadAttention(H * D, H)
     with torch.no_grad():
-        for parameter in layer.parameters():  # drawn from the generator: the same layer for both calls
+        for (
+            parameter
+        ) in layer.parameters():  # drawn from the generator: the same layer for both calls
             parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
     return layer, torch.randn(B, T, H * D, generator=generator)  # (B, T, C)
 
 
-MULTI_HEAD_ATTENTION = BuildExercise(
-    name="multi_head_attention",
+@builds(
     reference=_layer_reference,
     make_inputs=_random_layer_and_input,
     hint="project x with layer.q_proj, layer.k_proj and layer.v_proj; split each into layer.n_heads heads "
@@ -115,9 +112,7 @@ MULTI_HEAD_ATTENTION = BuildExercise(
     solution=multi_head_attention,
     success="That is the whole layer: `layer(x, causal=True)` does the same, and nn.MultiheadAttention too.",
 )
-
-
-@builds(MULTI_HEAD_ATTENTION)
-def check_multi_head_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+def check_multi_head_attention(
+    answer: object, hint: bool = False, seed: int | None = None
+) -> Feedback:
     """08_v_attention build exercise: the learner's ``multi_head_attention(layer, x)`` against ``layer(x, causal=True)``."""
-    return MULTI_HEAD_ATTENTION.check(answer, hint=hint, seed=seed, check_name="check_multi_head_attention")

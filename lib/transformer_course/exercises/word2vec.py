@@ -7,22 +7,20 @@ import torch
 
 from .. import word2vec as w2v
 from . import Feedback, checker, report, unanswered
-from .build import BuildExercise, builds, give_hint
+from .build import builds
 from .solutions.word2vec import negative_sampling_loss, skipgram_pairs
 
 
-@checker
+@checker(
+    hint="`unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @ unit[vocab.id(word)]` "
+    "is the cosine with every word. Set the word's own entry to -inf (its cosine is 1), take "
+    "the argmax and read the word with `vocab.words[index]`."
+)
 def check_nearest(
     answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str, hint: bool = False
 ) -> Feedback:
     """Which word's vector (a row of ``vectors`` [V, E]) has the highest cosine similarity with
     ``word``'s, itself excluded?"""
-    if hint:
-        return give_hint(
-            "`unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @ unit[vocab.id(word)]` "
-            "is the cosine with every word. Set the word's own entry to -inf (its cosine is 1), take "
-            "the argmax and read the word with `vocab.words[index]`."
-        )
     if unanswered(answer):
         return report(False, "", "replace the `...` with a word (a str).", answered=False)
     if not isinstance(answer, str):
@@ -75,8 +73,7 @@ def _as_pair_table(arguments: tuple, result: object) -> object:
     return table[key.argsort(stable=True)]  # (P, 2)
 
 
-SKIPGRAM_PAIRS = BuildExercise(
-    name="skipgram_pairs",
+@builds(
     reference=_pairs_reference,
     make_inputs=_random_stream,
     hint="two nested loops: for every position i, for every j with 1 ≤ |i − j| ≤ window and "
@@ -88,12 +85,8 @@ SKIPGRAM_PAIRS = BuildExercise(
     "one shifted slice per offset instead of a loop).",
     outcome=_as_pair_table,
 )
-
-
-@builds(SKIPGRAM_PAIRS)
 def check_skipgram_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """02b_word2vec build exercise: the learner's ``skipgram_pairs(ids, window)`` vs the library's."""
-    return SKIPGRAM_PAIRS.check(answer, hint=hint, seed=seed, check_name="check_skipgram_pairs")
 
 
 def _random_vectors(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -122,8 +115,7 @@ def _loss_reference(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> 
     return model(centres, centres, negatives).detach()  # () the batch's mean loss
 
 
-NEGATIVE_SAMPLING_LOSS = BuildExercise(
-    name="negative_sampling_loss",
+@builds(
     reference=_loss_reference,
     make_inputs=_random_vectors,
     hint="the positive score of row b is (u_o[b] * v_c[b]).sum(); the K negative scores are "
@@ -134,13 +126,7 @@ NEGATIVE_SAMPLING_LOSS = BuildExercise(
     success="That is the loss `word2vec.Word2Vec` trains skip-gram with.",
     atol=1e-4,
 )
-
-
-@builds(NEGATIVE_SAMPLING_LOSS)
 def check_negative_sampling_loss(
     answer: object, hint: bool = False, seed: int | None = None
 ) -> Feedback:
     """02b_word2vec build exercise: the learner's loss of (v_c, u_o, u_k) vs ``word2vec.Word2Vec``'s."""
-    return NEGATIVE_SAMPLING_LOSS.check(
-        answer, hint=hint, seed=seed, check_name="check_negative_sampling_loss"
-    )
