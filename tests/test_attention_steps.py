@@ -16,7 +16,9 @@ from transformer_course.exercises import Feedback, mask, qkv, scale, softmax, v_
 from transformer_course.widgets import scale_knobs, softmax_knobs
 
 #: The exercises of 04–08, one namespace as when they shared a module.
-ex = SimpleNamespace(**{**vars(qkv), **vars(scale), **vars(mask), **vars(softmax), **vars(v_attention)})
+ex = SimpleNamespace(
+    **{**vars(qkv), **vars(scale), **vars(mask), **vars(softmax), **vars(v_attention)}
+)
 
 # ---- exercise checks --------------------------------------------------------------------
 

@@ -283,7 +283,9 @@ class Learner:
         images = "Array.from(document.querySelectorAll('.jp-Notebook img'))"
         # Scroll to any image not loaded yet (a lazy one loads when seen); change no attribute:
         # the widget checks compare the outputs' HTML.
-        self.page.evaluate(f"() => {images}.filter(i => !i.complete).forEach(i => i.scrollIntoView())")
+        self.page.evaluate(
+            f"() => {images}.filter(i => !i.complete).forEach(i => i.scrollIntoView())"
+        )
         self.page.wait_for_function(f"() => {images}.every(i => i.complete)", timeout=60_000)
         count = self.page.evaluate(f"() => {images}.length")
         self.notes.append(f"{count} images in the notebook")

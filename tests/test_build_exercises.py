@@ -42,7 +42,11 @@ def _all_checkers() -> list[tuple[str, object]]:
 
 
 CHECKERS = _all_checkers()
-BUILD_CHECKERS = [(name, check) for name, check in CHECKERS if isinstance(getattr(check, "exercise", None), BuildExercise)]
+BUILD_CHECKERS = [
+    (name, check)
+    for name, check in CHECKERS
+    if isinstance(getattr(check, "exercise", None), BuildExercise)
+]
 
 
 def test_there_are_build_exercises():
@@ -78,12 +82,18 @@ def test_wrong_functions_are_told_what_differs(name, check):
         return "not a result"
 
     feedback = check(raises, seed=0)
-    assert not feedback.correct and "RuntimeError: boom" in feedback.message and "seed=0" in feedback.message
+    assert (
+        not feedback.correct
+        and "RuntimeError: boom" in feedback.message
+        and "seed=0" in feedback.message
+    )
     feedback = check(wrong_type, seed=0)
     assert not feedback.correct and feedback.message, f"{name}: {feedback}"
     for odd in (3, "text", True, torch.zeros(2), [1, 2]):
         feedback = check(odd)
-        assert isinstance(feedback, Feedback) and not feedback.correct, f"{name}: {odd!r} → {feedback}"
+        assert isinstance(feedback, Feedback) and not feedback.correct, (
+            f"{name}: {odd!r} → {feedback}"
+        )
 
 
 @pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
@@ -131,16 +141,25 @@ def test_every_checker_gives_a_hint(name, check):
     parameters = inspect.signature(check).parameters
     assert "hint" in parameters, f"{name} takes no hint=True"
     feedback = check(..., hint=True)  # a hint needs no other argument, not even a required one
-    assert feedback.is_hint and len(feedback.message) > 20, f"{name}(..., hint=True) gave {feedback}"
+    assert feedback.is_hint and len(feedback.message) > 20, (
+        f"{name}(..., hint=True) gave {feedback}"
+    )
 
 
 def test_compare_results_names_what_differs():
     assert compare_results(torch.ones(2, 3), torch.ones(2, 3), 1e-6) is None
     assert "shape (3, 2)" in compare_results(torch.ones(3, 2), torch.ones(2, 3), 1e-6)
     assert "dtype" in compare_results(torch.ones(2), torch.ones(2, dtype=torch.bool), 1e-6)
-    assert "largest error 0.5" in compare_results(torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]), 1e-6)
+    assert "largest error 0.5" in compare_results(
+        torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]), 1e-6
+    )
     assert "NaN" in compare_results(torch.tensor([float("nan")]), torch.tensor([1.0]), 1e-6)
-    assert compare_results(torch.tensor([float("-inf"), 1.0]), torch.tensor([float("-inf"), 1.0]), 1e-6) is None
+    assert (
+        compare_results(
+            torch.tensor([float("-inf"), 1.0]), torch.tensor([float("-inf"), 1.0]), 1e-6
+        )
+        is None
+    )
     assert "tuple of 2" in compare_results(torch.ones(1), (torch.ones(1), torch.ones(1)), 1e-6)
     assert "expected 3" in compare_results(2, 3, 1e-6)
     assert compare_results(["a", "b"], ["a", "b"], 0) is None
@@ -148,7 +167,11 @@ def test_compare_results_names_what_differs():
 
 
 def _code_cells(path: Path) -> list[dict]:
-    return [cell for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code"]
+    return [
+        cell
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+    ]
 
 
 def _output_text(cell: dict) -> str:
@@ -173,7 +196,13 @@ def test_every_notebook_has_two_unanswered_build_exercises(path):
         source = "".join(cell["source"])
         called = set(re.findall(r"\b(check_\w+)\(", source)) & BUILD_NAMES
         if called:
-            assert re.search(r"^\s+\.\.\.\s*$", source, re.MULTILINE), f"{path.name}: {called} without a `...` stub"
-            assert "Not answered yet" in _output_text(cell), f"{path.name}: {called}'s stored output is not the stub's"
+            assert re.search(r"^\s+\.\.\.\s*$", source, re.MULTILINE), (
+                f"{path.name}: {called} without a `...` stub"
+            )
+            assert "Not answered yet" in _output_text(cell), (
+                f"{path.name}: {called}'s stored output is not the stub's"
+            )
             found.extend(called)
-    assert len(set(found)) >= 2, f"{path.name} has {len(set(found))} build exercises: {sorted(set(found))}"
+    assert len(set(found)) >= 2, (
+        f"{path.name} has {len(set(found))} build exercises: {sorted(set(found))}"
+    )

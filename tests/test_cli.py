@@ -20,8 +20,6 @@ TINY = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-lengt
         "--eval-interval", "0", "--checkpoint-interval", "0", "--no-progress", "--device", "cpu"]  # fmt: skip
 
 
-
-
 @pytest.fixture
 def text_file(tmp_path):
     path = tmp_path / "tiny.txt"

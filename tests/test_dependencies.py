@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the check needs to run once, not everywhere
+tomllib = pytest.importorskip(
+    "tomllib"
+)  # Python 3.11+; the check needs to run once, not everywhere
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +41,9 @@ def _requirements() -> set[str]:
 
 
 def test_environment_lists_the_same_packages_as_pyproject():
-    listed = {line.replace(" ", "") for line in _environment_pip_lines() if not line.startswith("-e")}
+    listed = {
+        line.replace(" ", "") for line in _environment_pip_lines() if not line.startswith("-e")
+    }
     assert listed == _requirements(), (
         f"only in environment.yml: {sorted(listed - _requirements())}; "
         f"only in pyproject.toml: {sorted(_requirements() - listed)}"
@@ -62,8 +66,21 @@ def test_python_range_is_the_same():
 
 def test_course_packages_are_declared_with_ranges_not_pins():
     names = {re.split(r"[<>=!~\[]", r)[0].lower() for r in _requirements()}
-    for needed in ["torch", "tiktoken", "datasets", "pandas", "matplotlib", "seaborn", "ipywidgets",
-                   "jupyterlab", "nbval", "tqdm", "pytest", "hypothesis", "ruff"]:
+    for needed in [
+        "torch",
+        "tiktoken",
+        "datasets",
+        "pandas",
+        "matplotlib",
+        "seaborn",
+        "ipywidgets",
+        "jupyterlab",
+        "nbval",
+        "tqdm",
+        "pytest",
+        "hypothesis",
+        "ruff",
+    ]:
         assert needed in names, f"{needed} is not declared"
     assert not [r for r in _requirements() if "==" in r], "use ranges, not exact pins"
 

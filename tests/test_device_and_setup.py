@@ -49,7 +49,10 @@ def test_seed_everything_makes_draws_repeat():
     first = torch.randn(5)
     generator = course_device.seed_everything(3)
     torch.testing.assert_close(torch.randn(5), first)
-    assert torch.equal(torch.randn(2, generator=generator), torch.randn(2, generator=torch.Generator().manual_seed(3)))
+    assert torch.equal(
+        torch.randn(2, generator=generator),
+        torch.randn(2, generator=torch.Generator().manual_seed(3)),
+    )
     with pytest.raises(TypeError):
         course_device.seed_everything(1.5)
 
@@ -63,7 +66,10 @@ def test_setup_notebook_prints_nothing(capsys, monkeypatch):
     session = notebook.setup_notebook(seed=5, device="cpu")
     assert capsys.readouterr().out == ""
     assert session.device.type == "cpu" and session.seed == 5 and not session.in_colab
-    assert torch.equal(torch.randn(3, generator=session.generator()), torch.randn(3, generator=torch.Generator().manual_seed(5)))
+    assert torch.equal(
+        torch.randn(3, generator=session.generator()),
+        torch.randn(3, generator=torch.Generator().manual_seed(5)),
+    )
 
 
 def test_colab_is_detected_from_its_module(monkeypatch):
@@ -100,6 +106,8 @@ def test_feedback_says_right_wrong_or_unanswered(capsys):
     assert not feedback and repr(feedback) == "❌ Not quite: because"
     assert capsys.readouterr().out == "", "checks return their verdict, they do not print it"
     assert check_value(0.5001, 0.5, "ok", "no", tolerance=1e-3)
-    assert check_dot_product_std(16) and check_dot_product_std(15.5) and not check_dot_product_std(8)
+    assert (
+        check_dot_product_std(16) and check_dot_product_std(15.5) and not check_dot_product_std(8)
+    )
     assert check_dot_product_std(8, d=64) and not check_dot_product_std(256)
     assert check_dot_product_std(..., hint=True).is_hint

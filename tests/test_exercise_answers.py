@@ -137,8 +137,17 @@ def test_every_checker_is_guarded():
 
 @pytest.mark.parametrize(
     "answer",
-    [6, 6.0, np.int64(6), np.float32(6.0), np.array(6), np.array([6]), torch.tensor(6),
-     torch.tensor([6.0], dtype=torch.float16), torch.tensor(6, requires_grad=False)],
+    [
+        6,
+        6.0,
+        np.int64(6),
+        np.float32(6.0),
+        np.array(6),
+        np.array([6]),
+        torch.tensor(6),
+        torch.tensor([6.0], dtype=torch.float16),
+        torch.tensor(6, requires_grad=False),
+    ],
     ids=repr,
 )
 def test_a_right_number_is_right_in_any_form(answer):
@@ -149,8 +158,14 @@ def test_a_right_number_is_right_in_any_form(answer):
 
 @pytest.mark.parametrize(
     "answer",
-    [(2, 8, 10, 12), [2, 8, 10, 12], torch.Size([2, 8, 10, 12]), np.array([2, 8, 10, 12]),
-     torch.tensor([2, 8, 10, 12]), tuple(np.int64(v) for v in (2, 8, 10, 12))],
+    [
+        (2, 8, 10, 12),
+        [2, 8, 10, 12],
+        torch.Size([2, 8, 10, 12]),
+        np.array([2, 8, 10, 12]),
+        torch.tensor([2, 8, 10, 12]),
+        tuple(np.int64(v) for v in (2, 8, 10, 12)),
+    ],
     ids=repr,
 )
 def test_a_right_shape_is_right_in_any_form(answer):
@@ -180,7 +195,9 @@ def test_tensor_feedback_says_where_and_how_much():
     @checker
     def check_attention_output(answer: object, weights: torch.Tensor, v: torch.Tensor) -> Feedback:
         """One head's output weights @ v, checked as 08's question once was."""
-        return check_tensor(answer, weights @ v, "row i is Σ_j w_ij v_j.", "multiply the weights by V.")
+        return check_tensor(
+            answer, weights @ v, "row i is Σ_j w_ij v_j.", "multiply the weights by V."
+        )
 
     wrong = v.clone()
     wrong[1, 0] += 0.5
@@ -238,7 +255,10 @@ def test_checker_with_a_hint_answers_hint_true_before_the_body():
     assert check_thing(..., 3, True).is_hint  # hint by position too
     assert calls == []
     assert check_thing(3).correct and not check_thing(4, hint=False).correct
-    assert check_thing.__name__ == "check_thing" and "hint" in inspect.signature(check_thing).parameters
+    assert (
+        check_thing.__name__ == "check_thing"
+        and "hint" in inspect.signature(check_thing).parameters
+    )
 
 
 def test_check_choice_says_what_is_wrong_with_an_answer():
@@ -251,7 +271,10 @@ def test_check_choice_says_what_is_wrong_with_an_answer():
         return str(exercises.check_choice(answer, ("up", "down"), options, **options_of_the_call))
 
     assert choose(...) == f"✏️  Not answered yet: {exercises.NOT_ANSWERED}"
-    assert choose(3) == "❌ Not quite: answer with one of the words ['up', 'down'] as a string, got a int."
+    assert (
+        choose(3)
+        == "❌ Not quite: answer with one of the words ['up', 'down'] as a string, got a int."
+    )
     assert choose(3, noun="names").endswith("the names ['up', 'down'] as a string, got a int.")
     assert choose(" UPWARDS ") == "✅ Correct: right: up"
     assert choose("down") == "❌ Not quite: not down"

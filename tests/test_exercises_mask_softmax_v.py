@@ -73,9 +73,13 @@ def test_temperature_softmax_slips_are_caught():
 def test_attention_solutions_equal_pytorch():
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 5, 7, generator=g) for _ in range(3))  # 3 × (B, H, T, D)
-    torch.testing.assert_close(causal_attention(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    torch.testing.assert_close(
+        causal_attention(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    )
     x = torch.randn(2, 3, 5, 7, generator=g)  # (B, H, T, D)
-    torch.testing.assert_close(merge_heads(x), torch.cat(list(x.unbind(1)), dim=-1))  # heads side by side
+    torch.testing.assert_close(
+        merge_heads(x), torch.cat(list(x.unbind(1)), dim=-1)
+    )  # heads side by side
 
 
 def test_attention_slips_are_caught():
@@ -87,13 +91,22 @@ def test_attention_slips_are_caught():
         return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1) @ v
 
     def wrong_scale(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1 / math.sqrt(q.shape[-2]))
+        return F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, scale=1 / math.sqrt(q.shape[-2])
+        )
 
     def no_output_projection(layer, x):
-        return F.scaled_dot_product_attention(
-            *(p(x).view(*x.shape[:2], layer.n_heads, -1).transpose(1, 2) for p in (layer.q_proj, layer.k_proj, layer.v_proj)),
-            is_causal=True,
-        ).transpose(1, 2).reshape(x.shape)
+        return (
+            F.scaled_dot_product_attention(
+                *(
+                    p(x).view(*x.shape[:2], layer.n_heads, -1).transpose(1, 2)
+                    for p in (layer.q_proj, layer.k_proj, layer.v_proj)
+                ),
+                is_causal=True,
+            )
+            .transpose(1, 2)
+            .reshape(x.shape)
+        )
 
     assert _rejected(check_merge_heads(reshape_only, seed=0))
     assert _rejected(check_causal_attention(no_mask, seed=0))

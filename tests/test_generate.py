@@ -359,5 +359,7 @@ def test_generation_exercises():
     )
     assert check_sequence_log_prob(math.log(0.01)) and not check_sequence_log_prob(0.01)
     assert check_beam_candidates(4 * 3771) and not check_beam_candidates(4)
-    assert check_most_probable_strategy("beam search") and not check_most_probable_strategy("greedy")
+    assert check_most_probable_strategy("beam search") and not check_most_probable_strategy(
+        "greedy"
+    )
     assert not check_most_probable_strategy(4).correct

@@ -56,7 +56,9 @@ def test_exercise_checks():
     assert ex.check_swiglu_hidden(torch.tensor(1365))
     assert not ex.check_swiglu_hidden(1365.3)  # the question asks for a whole number
     assert ex.check_small_token_embeddings("frequencies")
-    assert not ex.check_small_token_embeddings("classic") and not ex.check_small_token_embeddings("better")
+    assert not ex.check_small_token_embeddings("classic") and not ex.check_small_token_embeddings(
+        "better"
+    )
     assert not ex.check_small_token_embeddings(6.03).correct
     assert not ex.check_swiglu_hidden(2048)
     assert not ex.check_swiglu_hidden("many")
@@ -74,7 +76,9 @@ def test_build_exercises_catch_the_classic_mistakes():
         T, D = x.shape[-2:]
         angles = torch.arange(T)[:, None] * 10000 ** (-torch.arange(0, D, 2) / D)  # (T, D/2)
         a, b = x[..., : D // 2], x[..., D // 2 :]
-        return torch.cat([a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()], -1)
+        return torch.cat(
+            [a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()], -1
+        )
 
     def rms_outside(x, weight, eps):
         return x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps) * weight

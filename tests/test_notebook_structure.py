@@ -51,63 +51,97 @@ def test_header(notebook):
     title = TITLE.search(first.source)
     assert title, "title must read '# NN · Topic (中文术语)'"
     assert path.name.startswith(title["number"] + "_"), "title number must match the file name"
-    assert re.search(r"\*\*Mirrors:\*\*", first.source), "say which source step the notebook mirrors"
+    assert re.search(r"\*\*Mirrors:\*\*", first.source), (
+        "say which source step the notebook mirrors"
+    )
     goals = re.search(r"\*\*Learning goals\*\*\n((?:- .+\n?)+)", first.source)
     assert goals, "list the learning goals under **Learning goals**"
     assert 2 <= len(goals.group(1).strip().splitlines()) <= 4, "2–4 learning goals"
-    assert colab_badge(path.name) in first.source, "the Colab badge must be built by tools/nbtool.py"
+    assert colab_badge(path.name) in first.source, (
+        "the Colab badge must be built by tools/nbtool.py"
+    )
 
 
 def test_roadmap_follows_the_header(notebook):
     path, nb = notebook
     found = [i for i, cell in enumerate(nb.cells) if is_roadmap(cell)]
     assert found == [1], "one roadmap cell, right after the header: run `make images`"
-    assert nb.cells[1].source == roadmap_source(notebook_number(path)), "stale roadmap cell: run `make images`"
+    assert nb.cells[1].source == roadmap_source(notebook_number(path)), (
+        "stale roadmap cell: run `make images`"
+    )
 
 
 def test_one_setup_cell(notebook):
     _, nb = notebook
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code[0].source.startswith(colab_install_block()), "the setup cell starts with the Colab install block"
+    assert code[0].source.startswith(colab_install_block()), (
+        "the setup cell starts with the Colab install block"
+    )
     assert "setup_notebook(" in code[0].source
     assert sum("setup_notebook(" in c.source for c in code) == 1, "exactly one setup cell"
-    assert all("google.colab" not in c.source for c in code[1:]), "only the setup cell knows about Colab"
+    assert all("google.colab" not in c.source for c in code[1:]), (
+        "only the setup cell knows about Colab"
+    )
 
 
 def test_exercises_and_summary(notebook):
     path, nb = notebook
     headings = [c.source for c in nb.cells if c.cell_type == "markdown"]
-    exercise_index = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## Exercises")), None)
+    exercise_index = next(
+        (
+            i
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "markdown" and c.source.startswith("## Exercises")
+        ),
+        None,
+    )
     assert exercise_index is not None, "an '## Exercises' section"
-    checks = [c for c in nb.cells[exercise_index:] if c.cell_type == "code" and re.search(r"\bcheck_\w+\(", c.source)]
+    checks = [
+        c
+        for c in nb.cells[exercise_index:]
+        if c.cell_type == "code" and re.search(r"\bcheck_\w+\(", c.source)
+    ]
     assert checks, "exercises are checked by check_* helpers"
     assert headings[-1].startswith("## Summary"), "the last cell is the summary"
     later = [p.name for p in NOTEBOOKS if p.name > path.name]
     if later:
         link = NEXT_LINK.search(headings[-1])
-        assert link and link["target"] == later[0], f"the summary links the next notebook, {later[0]}"
+        assert link and link["target"] == later[0], (
+            f"the summary links the next notebook, {later[0]}"
+        )
 
 
 def test_no_notebook_imports_another(notebook):
     _, nb = notebook
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert not re.search(r"%run|import_ipynb|\.ipynb", cell.source), "notebooks never import each other"
+            assert not re.search(r"%run|import_ipynb|\.ipynb", cell.source), (
+                "notebooks never import each other"
+            )
 
 
 def test_outputs_are_clean_and_in_order(notebook):
     _, nb = notebook
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), "run top to bottom in a fresh kernel"
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), (
+        "run top to bottom in a fresh kernel"
+    )
     for cell in code:
         for output in cell.outputs:
             assert output.output_type != "error", f"stored error in:\n{cell.source[:200]}"
-            text = "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
-            assert not re.search(r" at 0x[0-9a-f]+", text), "a memory address in an output"
-            assert "cuda:" not in text and "/home/" not in text and "/work/" not in text and "/root/" not in text, (
-                f"a machine-specific string in an output of:\n{cell.source[:200]}"
+            text = "".join(output.get("text", "")) + "".join(
+                output.get("data", {}).get("text/plain", "")
             )
-            assert output.get("name") != "stderr", f"stderr output (warnings, progress bars) in:\n{cell.source[:200]}"
+            assert not re.search(r" at 0x[0-9a-f]+", text), "a memory address in an output"
+            assert (
+                "cuda:" not in text
+                and "/home/" not in text
+                and "/work/" not in text
+                and "/root/" not in text
+            ), f"a machine-specific string in an output of:\n{cell.source[:200]}"
+            assert output.get("name") != "stderr", (
+                f"stderr output (warnings, progress bars) in:\n{cell.source[:200]}"
+            )
 
 
 def test_ignored_outputs_say_why(notebook):
@@ -116,7 +150,9 @@ def test_ignored_outputs_say_why(notebook):
         lines = [line.strip() for line in cell.source.splitlines()]
         for i, line in enumerate(lines):
             if re.fullmatch(r"#\s*NBVAL_(IGNORE_OUTPUT|SKIP)", line):
-                assert i + 1 < len(lines) and lines[i + 1].startswith("# Why:"), "follow the marker with '# Why: …'"
+                assert i + 1 < len(lines) and lines[i + 1].startswith("# Why:"), (
+                    "follow the marker with '# Why: …'"
+                )
 
 
 def test_no_cell_ends_with_a_bare_plot_call(notebook):
@@ -127,15 +163,23 @@ def test_no_cell_ends_with_a_bare_plot_call(notebook):
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))
+        )
         try:
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        if tree.body and isinstance(tree.body[-1], ast.Expr) and isinstance(tree.body[-1].value, ast.Call):
+        if (
+            tree.body
+            and isinstance(tree.body[-1], ast.Expr)
+            and isinstance(tree.body[-1].value, ast.Call)
+        ):
             func = tree.body[-1].value.func
             name = ast.unparse(func)
-            assert not name.startswith(("viz.", "plt.", "sns.")), f"assign the figure: fig = {name}(...)"
+            assert not name.startswith(("viz.", "plt.", "sns.")), (
+                f"assign the figure: fig = {name}(...)"
+            )
 
 
 def test_no_accidental_markdown_lists(notebook):
@@ -152,8 +196,10 @@ def test_no_accidental_markdown_lists(notebook):
             if not line.strip():
                 in_list = False
             elif item.match(line):
-                opens_list = not before.strip() or before.rstrip().endswith(":") or re.fullmatch(
-                    r"\*\*[^*]+\*\*", before.strip()
+                opens_list = (
+                    not before.strip()
+                    or before.rstrip().endswith(":")
+                    or re.fullmatch(r"\*\*[^*]+\*\*", before.strip())
                 )
                 quoted_or_table = before.lstrip().startswith((">", "|", "$$"))
                 assert in_list or opens_list or quoted_or_table, (

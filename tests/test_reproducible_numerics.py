@@ -49,7 +49,12 @@ def _probe(**environment: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in PINNED_NAMES}
     env.update(environment)
     result = subprocess.run(
-        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300, check=True
+        [sys.executable, "-c", PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     return result.stdout.strip()
 

@@ -59,8 +59,14 @@ def test_continue_text_reads_special_tokens_as_text_and_refuses_a_fractional_see
 
     encoding = get_encoding("cl100k_base")
     encode, decode_token = gen.make_codec(encoding)
-    model = GPT(GPTConfig(vocab_size=encoding.n_vocab, context_length=8, d_model=16, n_heads=2, n_layers=1))
-    result = gen.continue_text(model, "The <|endoftext|> customer", encode, decode_token, max_new_tokens=2)
+    model = GPT(
+        GPTConfig(vocab_size=encoding.n_vocab, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    )
+    result = gen.continue_text(
+        model, "The <|endoftext|> customer", encode, decode_token, max_new_tokens=2
+    )
     assert not result.error and len(result.new_ids) == 2
-    result = gen.continue_text(model, "The customer", encode, decode_token, method="sample", seed=1.5)
+    result = gen.continue_text(
+        model, "The customer", encode, decode_token, method="sample", seed=1.5
+    )
     assert "seed must be a whole number" in result.error

@@ -16,7 +16,9 @@ from transformer_course.tokenizer import BPE, END_OF_WORD, train_bpe
 SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
-def naive_bpe(text: str, num_merges: int) -> tuple[list[tuple[str, str]], list[int], list[list[str]]]:
+def naive_bpe(
+    text: str, num_merges: int
+) -> tuple[list[tuple[str, str]], list[int], list[list[str]]]:
     """Reference BPE: recount every pair over the whole corpus (word by word, in text order) at
     every step; ties go to the pair whose first occurrence comes first. Returns the merges,
     their counts and the final spelling of every word occurrence."""
@@ -74,8 +76,19 @@ def test_seed_word_counts():
 def test_seed_initial_symbol_counts():
     counts = tokenizer.symbol_counts(tokenizer.word_counts(SEED_SENTENCE))
     assert dict(counts) == {
-        "</w>": 12, "a": 3, "t": 10, "i": 8, "d": 3, "y": 3, "g": 2,
-        "e": 5, "r": 3, "h": 2, "o": 1, "n": 1, "l": 1,
+        "</w>": 12,
+        "a": 3,
+        "t": 10,
+        "i": 8,
+        "d": 3,
+        "y": 3,
+        "g": 2,
+        "e": 5,
+        "r": 3,
+        "h": 2,
+        "o": 1,
+        "n": 1,
+        "l": 1,
     }
 
 
@@ -83,7 +96,10 @@ def test_seed_first_merge_and_updated_counts():
     bpe = train_bpe(SEED_SENTENCE, 1)
     assert bpe.merges == [("t", "i")]
     assert bpe.merge_counts == [7]
-    words = {tokenizer.merge_pair(w, ("t", "i")): c for w, c in tokenizer.word_counts(SEED_SENTENCE).items()}
+    words = {
+        tokenizer.merge_pair(w, ("t", "i")): c
+        for w, c in tokenizer.word_counts(SEED_SENTENCE).items()
+    }
     symbols = tokenizer.symbol_counts(words)
     # seed 002's table after the first merge
     assert (symbols["t"], symbols["i"], symbols["ti"], symbols["</w>"]) == (3, 1, 7, 12)
@@ -102,7 +118,9 @@ def test_seed_all_merges_match_reference():
 def test_seed_tokenize_after_all_merges_is_one_token_per_word():
     bpe = train_bpe(SEED_SENTENCE, 100)
     tokens = bpe.tokenize(SEED_SENTENCE)
-    assert [t for t in tokens if not t.isspace()] == [w + END_OF_WORD for w in SEED_SENTENCE.split()]
+    assert [t for t in tokens if not t.isspace()] == [
+        w + END_OF_WORD for w in SEED_SENTENCE.split()
+    ]
 
 
 # --------------------------------------------------------------------------- against the reference
@@ -148,8 +166,12 @@ def test_round_trip_arbitrary_unicode(text):
 
 @settings(max_examples=100, deadline=None)
 @given(
-    train=st.lists(st.sampled_from([*"ab<>/w \n\t", "</w>", "é", "\U0001f600"]), max_size=30).map("".join),
-    text=st.lists(st.sampled_from([*"ab<>/w \n", "</w>", "é", "\U0001f600", "x"]), max_size=30).map("".join),
+    train=st.lists(st.sampled_from([*"ab<>/w \n\t", "</w>", "é", "\U0001f600"]), max_size=30).map(
+        "".join
+    ),
+    text=st.lists(st.sampled_from([*"ab<>/w \n", "</w>", "é", "\U0001f600", "x"]), max_size=30).map(
+        "".join
+    ),
     num_merges=st.integers(0, 20),
 )
 def test_round_trip_with_literal_end_markers(train, text, num_merges):
@@ -159,7 +181,14 @@ def test_round_trip_with_literal_end_markers(train, text, num_merges):
 
 def test_round_trip_whitespace_kinds_and_corpus(corpus_text):
     bpe = train_bpe(corpus_text[:20000], 200)
-    for text in ["", " ", "  lead and trail  ", "tab\tnew\nline\r\n", "\u3000全角 space", corpus_text[:5000]]:
+    for text in [
+        "",
+        " ",
+        "  lead and trail  ",
+        "tab\tnew\nline\r\n",
+        "\u3000全角 space",
+        corpus_text[:5000],
+    ]:
         assert bpe.detokenize(bpe.tokenize(text)) == text
 
 
@@ -265,6 +294,8 @@ def test_build_exercises_name_the_usual_slips():
 
     slip = ex.check_count_pairs(once_per_word, seed=0)
     assert not slip and "result[(" in slip.message
-    assert ex.check_count_pairs(lambda words: dict(tokenizer.pair_counts(words)), seed=0)  # a dict is fine
+    assert ex.check_count_pairs(
+        lambda words: dict(tokenizer.pair_counts(words)), seed=0
+    )  # a dict is fine
     missing = ex.check_count_pairs(lambda words: {}, seed=0)
     assert not missing and "lacks the key" in missing.message

@@ -27,8 +27,6 @@ from transformer_course.train import (
 VOCAB = 32
 
 
-
-
 def tiny(dropout: float = 0.1, seed: int = 0, **overrides) -> GPT:
     torch.manual_seed(seed)
     settings_ = dict(
@@ -285,8 +283,13 @@ def test_exercise_checks():
 
     assert ex.check_warmup_lr(6e-4, 9, 700, 3e-3, 50, None)
     assert not ex.check_warmup_lr(5.4e-4, 9, 700, 3e-3, 50, None)  # the off-by-one step
-    assert ex.check_validation_windows(973, 7792, 8) and not ex.check_validation_windows(974, 7792, 8)
-    for feedback in (ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None), ex.check_validation_windows(..., 9, 3)):
+    assert ex.check_validation_windows(973, 7792, 8) and not ex.check_validation_windows(
+        974, 7792, 8
+    )
+    for feedback in (
+        ex.check_warmup_lr(..., 9, 700, 3e-3, 50, None),
+        ex.check_validation_windows(..., 9, 3),
+    ):
         assert not feedback.answered and "Not answered" in str(feedback)
 
 

@@ -222,7 +222,11 @@ def test_build_exercises_catch_the_usual_slips():
     assert ex.check_skipgram_pairs(pairs_in_another_order, seed=0)
 
     def one_short(ids, window):
-        return w2v.skipgram_pairs(ids, max(window - 1, 1)) if window > 1 else w2v.skipgram_pairs(ids[:0], 1)
+        return (
+            w2v.skipgram_pairs(ids, max(window - 1, 1))
+            if window > 1
+            else w2v.skipgram_pairs(ids[:0], 1)
+        )
 
     short = ex.check_skipgram_pairs(one_short, seed=0)
     assert not short and "shape" in short.message
@@ -230,13 +234,18 @@ def test_build_exercises_catch_the_usual_slips():
     def naive(v_c, u_o, u_k):
         positive = (u_o * v_c).sum(-1)
         negative = (u_k * v_c[:, None]).sum(-1)
-        return -(torch.log(torch.sigmoid(positive)) + torch.log(torch.sigmoid(-negative)).sum(-1)).mean()
+        return -(
+            torch.log(torch.sigmoid(positive)) + torch.log(torch.sigmoid(-negative)).sum(-1)
+        ).mean()
 
     verdicts = [ex.check_negative_sampling_loss(naive, seed=seed) for seed in range(6)]
     assert any(not v and "inf" in v.message for v in verdicts), verdicts
     assert ex.check_negative_sampling_loss(
-        lambda v_c, u_o, u_k: -(
-            F.logsigmoid((u_o * v_c).sum(-1)) + F.logsigmoid(-(u_k * v_c[:, None]).sum(-1)).sum(-1)
-        ).mean(),
+        lambda v_c, u_o, u_k: (
+            -(
+                F.logsigmoid((u_o * v_c).sum(-1))
+                + F.logsigmoid(-(u_k * v_c[:, None]).sum(-1)).sum(-1)
+            ).mean()
+        ),
         seed=0,
     )

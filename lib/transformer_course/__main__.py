@@ -376,7 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = parse_args(argv)
     debug = getattr(args, "debug", False)
-    command = {"train": command_train, "generate": command_generate, "check": command_check}[args.command]
+    command = {"train": command_train, "generate": command_generate, "check": command_check}[
+        args.command
+    ]
     try:
         return command(args)
     except KeyboardInterrupt:

@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 
-
 def _check_loss(name: str, loss: object) -> float:
     if isinstance(loss, torch.Tensor):
         if loss.numel() != 1:

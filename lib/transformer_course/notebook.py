@@ -40,7 +40,9 @@ def colab_install_command(repository: str, ref: str = "main") -> str:
     return f'pip install --quiet "transformer-course @ git+{repository}.git@{ref}"'
 
 
-def setup_notebook(seed: int = 0, device: str | None = None, quiet_warnings: bool = True) -> CourseSession:
+def setup_notebook(
+    seed: int = 0, device: str | None = None, quiet_warnings: bool = True
+) -> CourseSession:
     """Seed everything, set print options, pick the device; print nothing.
 
     Nothing is printed on purpose: a notebook's stored outputs must be the same
@@ -67,7 +69,12 @@ def setup_notebook(seed: int = 0, device: str | None = None, quiet_warnings: boo
 
 
 def _row(check: str, ok: bool, detail: str, fix: str) -> dict[str, str]:
-    return {"check": check, "status": "ok" if ok else "MISSING", "detail": detail, "if not ok": "" if ok else fix}
+    return {
+        "check": check,
+        "status": "ok" if ok else "MISSING",
+        "detail": detail,
+        "if not ok": "" if ok else fix,
+    }
 
 
 def _package_rows() -> list[dict[str, str]]:
@@ -86,7 +93,11 @@ def _package_rows() -> list[dict[str, str]]:
 
         rows.append(_row("ipywidgets 7.7+ (widgets)", True, ipywidgets.__version__, ""))
     except ImportError:
-        rows.append(_row("ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'"))
+        rows.append(
+            _row(
+                "ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'"
+            )
+        )
     return rows
 
 

@@ -30,7 +30,9 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     naming ``TIKTOKEN_CACHE_DIR``.
     """
     if name not in tiktoken.list_encoding_names():
-        raise ValueError(f"unknown encoding {name!r}; choose one of {tiktoken.list_encoding_names()}")
+        raise ValueError(
+            f"unknown encoding {name!r}; choose one of {tiktoken.list_encoding_names()}"
+        )
     if not os.environ.get(TIKTOKEN_ENV_VAR):
         from .data import data_dir
 

@@ -20,7 +20,9 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
     scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, D) @ (B, H, D, T) -> (B, H, T, T)
     visible = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()  # (T, T) True = may attend
     scores = scores.masked_fill(~visible, float("-inf"))  # (B, H, T, T) the future -> -inf
-    weights = torch.softmax(scores, dim=-1)  # (B, H, T, T) the diagonal is always visible: no empty row
+    weights = torch.softmax(
+        scores, dim=-1
+    )  # (B, H, T, T) the diagonal is always visible: no empty row
     return weights @ v  # (B, H, T, T) @ (B, H, T, D) -> (B, H, T, D)
 
 
@@ -32,6 +34,10 @@ def multi_head_attention(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     def split(y: torch.Tensor) -> torch.Tensor:
         return y.view(B, T, H, C // H).transpose(1, 2)  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
 
-    q, k, v = split(layer.q_proj(x)), split(layer.k_proj(x)), split(layer.v_proj(x))  # 3 × (B, H, T, D)
+    q, k, v = (
+        split(layer.q_proj(x)),
+        split(layer.k_proj(x)),
+        split(layer.v_proj(x)),
+    )  # 3 × (B, H, T, D)
     heads = causal_attention(q, k, v)  # (B, H, T, D)
     return layer.out_proj(merge_heads(heads))  # (B, T, C) -> (B, T, C)
