@@ -33,6 +33,7 @@ from ._launch import (
     distributed_setup,
     interrupt_status,
 )
+from .exercises.progress import add_check_command
 
 __all__ = ["SMALL_STEP_MACS", "auto_threads", "build_parser", "main", "parse_args"]
 
@@ -62,10 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_train(commands)
     _add_generate(commands)
-    check = commands.add_parser("check", help="table which exercises of your notebooks pass",
-                                description="Print every exercise's verdict in FOLDER's notebooks.")  # fmt: skip
-    check.add_argument("folder", nargs="?", default="notebooks", help="the course's notebooks")
-    check.add_argument("--run", action="store_true", help="first re-run a copy of each notebook")
+    add_check_command(commands)
     for sub in (parser, *commands.choices.values()):
         sub.add_argument(
             "--debug",

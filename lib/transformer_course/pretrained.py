@@ -54,6 +54,61 @@ def _rope_base(hf: dict) -> float:
     return float(params.get("rope_theta", hf.get("rope_theta", 10000.0)))
 
 
+def _gpt2_fields(hf: dict) -> dict:
+    activation = hf.get("activation_function", "gelu_new")
+    if activation not in _GPT2_ACTIVATIONS:
+        raise ValueError(
+            f"GPT-2 activation_function {activation!r} is not one of {sorted(_GPT2_ACTIVATIONS)}"
+        )
+    return dict(
+        vocab_size=hf["vocab_size"],
+        context_length=hf.get("n_positions", 1024),
+        d_model=hf["n_embd"],
+        n_heads=hf["n_head"],
+        n_layers=hf["n_layer"],
+        positional="learned",
+        norm="layernorm",
+        feedforward=_GPT2_ACTIVATIONS[activation],
+        d_ff=hf.get("n_inner") or 4 * hf["n_embd"],
+        tie_weights=bool(hf.get("tie_word_embeddings", True)),
+        bias=True,
+        norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
+    )
+
+
+def _llama_fields(hf: dict) -> dict:
+    d_model, n_heads = hf["hidden_size"], hf["num_attention_heads"]
+    if hf.get("head_dim", d_model // n_heads) != d_model // n_heads:
+        raise ValueError(
+            f"head_dim {hf['head_dim']} ≠ hidden_size // num_attention_heads: not expressible"
+        )
+    attention_bias = bool(hf.get("attention_bias", False))
+    if attention_bias != bool(hf.get("mlp_bias", False)):
+        raise ValueError(
+            "attention_bias and mlp_bias differ; GPTConfig has one bias switch for both"
+        )
+    if hf.get("hidden_act", "silu") != "silu":
+        raise ValueError(
+            f"LLaMA hidden_act {hf['hidden_act']!r} is not supported (only 'silu' = SwiGLU)"
+        )
+    return dict(
+        vocab_size=hf["vocab_size"],
+        context_length=hf.get("max_position_embeddings", 2048),
+        d_model=d_model,
+        n_heads=n_heads,
+        n_layers=hf["num_hidden_layers"],
+        positional="rope",
+        norm="rmsnorm",
+        feedforward="swiglu",
+        d_ff=hf["intermediate_size"],
+        n_kv_heads=hf.get("num_key_value_heads") or n_heads,
+        tie_weights=bool(hf.get("tie_word_embeddings", False)),
+        bias=attention_bias,
+        norm_eps=float(hf.get("rms_norm_eps", 1e-6)),
+        rope_base=_rope_base(hf),
+    )
+
+
 def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig:
     """The :class:`~.model.GPTConfig` of a Hugging Face ``config.json`` (as a dict) for a GPT-2
     (``model_type`` "gpt2") or LLaMA ("llama") model (13_modern_blocks). Dropout is 0 (inference).
@@ -63,65 +118,12 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
     """
     if not isinstance(hf, dict):
         raise TypeError(f"hf must be the dict read from config.json, got {type(hf).__name__}")
+    families = {"gpt2": _gpt2_fields, "llama": _llama_fields}
     model_type = hf.get("model_type")
-    if model_type == "gpt2":
-        activation = hf.get("activation_function", "gelu_new")
-        if activation not in _GPT2_ACTIVATIONS:
-            raise ValueError(
-                f"GPT-2 activation_function {activation!r} is not one of {sorted(_GPT2_ACTIVATIONS)}"
-            )
-        window = hf.get("n_positions", 1024)
-        config = dict(
-            vocab_size=hf["vocab_size"],
-            context_length=window,
-            d_model=hf["n_embd"],
-            n_heads=hf["n_head"],
-            n_layers=hf["n_layer"],
-            positional="learned",
-            norm="layernorm",
-            feedforward=_GPT2_ACTIVATIONS[activation],
-            d_ff=hf.get("n_inner") or 4 * hf["n_embd"],
-            tie_weights=bool(hf.get("tie_word_embeddings", True)),
-            bias=True,
-            norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
-        )
-    elif model_type == "llama":
-        d_model, n_heads = hf["hidden_size"], hf["num_attention_heads"]
-        if hf.get("head_dim", d_model // n_heads) != d_model // n_heads:
-            raise ValueError(
-                f"head_dim {hf['head_dim']} ≠ hidden_size // num_attention_heads: not expressible"
-            )
-        attention_bias, mlp_bias = (
-            bool(hf.get("attention_bias", False)),
-            bool(hf.get("mlp_bias", False)),
-        )
-        if attention_bias != mlp_bias:
-            raise ValueError(
-                "attention_bias and mlp_bias differ; GPTConfig has one bias switch for both"
-            )
-        if hf.get("hidden_act", "silu") != "silu":
-            raise ValueError(
-                f"LLaMA hidden_act {hf['hidden_act']!r} is not supported (only 'silu' = SwiGLU)"
-            )
-        window = hf.get("max_position_embeddings", 2048)
-        config = dict(
-            vocab_size=hf["vocab_size"],
-            context_length=window,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=hf["num_hidden_layers"],
-            positional="rope",
-            norm="rmsnorm",
-            feedforward="swiglu",
-            d_ff=hf["intermediate_size"],
-            n_kv_heads=hf.get("num_key_value_heads") or n_heads,
-            tie_weights=bool(hf.get("tie_word_embeddings", False)),
-            bias=attention_bias,
-            norm_eps=float(hf.get("rms_norm_eps", 1e-6)),
-            rope_base=_rope_base(hf),
-        )
-    else:
+    if model_type not in families:
         raise ValueError(f"model_type must be 'gpt2' or 'llama', got {model_type!r}")
+    config = families[model_type](hf)
+    window = config["context_length"]
     if context_length is not None:
         if (
             not isinstance(context_length, int)

@@ -121,6 +121,48 @@ def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])
 
 
+def _suspects(config: GPTConfig, seed: int) -> dict[str, GPT]:
+    """A causal GPT and two that peek: the models ``sees_the_future`` must tell apart."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        causal = GPT(config)
+    return {
+        "a causal GPT": causal,
+        "a GPT whose block 1 is off by one": leaky_gpt(config, 1, seed=seed + 1),
+        "a GPT where only query 2 peeks at key 5": leaky_gpt(config, 0, peek=(2, 5), seed=seed + 2),
+    }
+
+
+def _judge_one(answer, model: GPT, idx: torch.Tensor, t: int, where: str) -> Feedback | None:
+    """The learner's verdict on one (model, t), or None when it is right."""
+    try:
+        got = answer(model, idx.clone(), t)
+    except Exception as error:  # the learner's code: report, never crash the notebook
+        return report(False, "", f"your function raised {type(error).__name__}: {error} ({where}).")
+    if unanswered(got):  # the stub's body is still `...`: it returns None
+        return report(
+            False,
+            "",
+            "your function returns None: replace the `...` in its body with your code.",
+            answered=False,
+        )
+    got, problem = read_bool(got)
+    if problem:
+        return report(
+            False, "", f"your function should {problem[0].lower()}{problem[1:]} ({where})"
+        )
+    want = _truth(model, idx, t)
+    if got != want:
+        return report(
+            False,
+            "",
+            f"{where}: the right answer is {want}, yours is {bool(got)}. Hint: copy idx, "
+            "change every token after position t, run the model on both, and compare the logits "
+            "of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers).",
+        )
+    return None
+
+
 @checker(
     hint="copy `idx` (`idx.clone()`), give every position after t a different token, e.g. "
     "`(id + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()` (it returns "
@@ -144,54 +186,18 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
     config = GPTConfig(
         vocab_size=40, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=0.0
     )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        causal = GPT(config)
-    models = {
-        "a causal GPT": causal,
-        "a GPT whose block 1 is off by one": leaky_gpt(config, 1, seed=seed + 1),
-        "a GPT where only query 2 peeks at key 5": leaky_gpt(config, 0, peek=(2, 5), seed=seed + 2),
-    }
     idx = torch.randint(
         0,
         config.vocab_size,
         (2, config.context_length),
         generator=torch.Generator().manual_seed(seed),
-    )
-    for name, model in models.items():
+    )  # (B, T)
+    for name, model in _suspects(config, seed).items():
         model.eval()
         for t in range(config.context_length - 1):
-            want = _truth(model, idx, t)
-            try:
-                got = answer(model, idx.clone(), t)
-            except Exception as error:  # the learner's code: report, never crash the notebook
-                return report(
-                    False,
-                    "",
-                    f"your function raised {type(error).__name__}: {error} (on {name}, t = {t}).",
-                )
-            if unanswered(got):  # the stub's body is still `...`: it returns None
-                return report(
-                    False,
-                    "",
-                    "your function returns None: replace the `...` in its body with your code.",
-                    answered=False,
-                )
-            got, problem = read_bool(got)
-            if problem:
-                return report(
-                    False,
-                    "",
-                    f"your function should {problem[0].lower()}{problem[1:]} (on {name}, t = {t})",
-                )
-            if got != want:
-                return report(
-                    False,
-                    "",
-                    f"on {name}, t = {t}: the right answer is {want}, yours is {bool(got)}. Hint: copy idx, "
-                    "change every token after position t, run the model on both, and compare the logits "
-                    "of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers).",
-                )
+            problem = _judge_one(answer, model, idx, t, f"on {name}, t = {t}")
+            if problem is not None:
+                return problem
     return report(
         True,
         "your test catches an off-by-one mask and a single leaking cell, and passes the causal model. "

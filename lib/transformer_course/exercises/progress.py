@@ -22,9 +22,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a table is made: `--help` stays quick
+    import pandas as pd
+
 
 #: What a verdict's first characters say, in the order a learner meets them.
 STATUSES = {
@@ -142,6 +144,8 @@ def course_progress(
     ``run=True`` executes a copy of each notebook first (minutes for the whole course); the
     default reads the verdicts the notebooks show now. Introduced in 00_setup.
     """
+    import pandas as pd
+
     folder = Path(folder)
     paths = sorted(folder.glob("[0-9]*.ipynb"))
     if not paths:
@@ -165,6 +169,8 @@ def course_progress(
 
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
     """Per notebook: how many exercises (build / all) and how many pass — the table 00 shows."""
+    import pandas as pd
+
     if progress.empty:
         return pd.DataFrame(columns=["build", "questions", "passed", "of"])
     grouped = progress.groupby("notebook", sort=True)
@@ -178,9 +184,22 @@ def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def add_check_command(commands) -> None:
+    """Add ``check [FOLDER] [--run]`` to the subcommands of ``python -m transformer_course``."""
+    check = commands.add_parser(
+        "check",
+        help="table which exercises of your notebooks pass",
+        description="Print every exercise's verdict in FOLDER's notebooks.",
+    )
+    check.add_argument("folder", nargs="?", default="notebooks", help="the course's notebooks")
+    check.add_argument("--run", action="store_true", help="first re-run a copy of each notebook")
+
+
 def print_progress(folder: str | Path = "notebooks", *, run: bool = False) -> int:
     """Print every exercise's status and the per-notebook summary (``python -m transformer_course
     check``); the exit status is 0 once every exercise passes, 1 while some do not."""
+    import pandas as pd
+
     progress = course_progress(folder, run=run)
     with pd.option_context("display.max_rows", None, "display.width", 120):
         print(progress.to_string(index=False))
