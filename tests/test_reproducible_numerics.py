@@ -11,11 +11,10 @@ fails here with one clear message.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
+from pinned_probe import run_probe
 
 from transformer_course.device import reproducible_cpu_environment
 
@@ -42,21 +41,10 @@ RECORDED_TORCH = "2.13.0"
 RECORDED_CHECKSUM = "0x1.5eb2b86c6a959p+8"
 
 X86 = "ATEN_CPU_CAPABILITY" in reproducible_cpu_environment()  # pins only on x86-64
-PINNED_NAMES = tuple(reproducible_cpu_environment("x86_64"))
 
 
 def _probe(**environment: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in PINNED_NAMES}
-    env.update(environment)
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return result.stdout.strip()
+    return run_probe(PROBE, **environment)
 
 
 def test_pins_are_x86_only():

@@ -10,12 +10,10 @@ give the same bits.
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
+from pinned_probe import run_probe
 
 from transformer_course.device import reproducible_cpu_environment
 from transformer_course.interrupts import StepWatch
@@ -61,16 +59,7 @@ X86 = "ATEN_CPU_CAPABILITY" in reproducible_cpu_environment()
 def test_train_gives_the_bits_recorded_before_the_refactor():
     if not torch.__version__.startswith("2.13.0"):
         pytest.skip(f"bits recorded with torch 2.13.0; this is {torch.__version__}")
-    env = {**os.environ, **reproducible_cpu_environment()}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    assert result.stdout.strip() == RECORDED
+    assert run_probe(PROBE, **reproducible_cpu_environment()) == RECORDED
 
 
 def _tiny(seed: int = 0) -> GPT:
