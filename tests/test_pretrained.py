@@ -30,40 +30,42 @@ def _save(model, tmp_path):
     return tmp_path
 
 
-def _gpt2(tmp_path, tie: bool):
+#: The small random-weight reference of each family: its config class, model class and sizes.
+FAMILIES = {
+    "gpt2": (
+        transformers.GPT2Config,
+        transformers.GPT2LMHeadModel,
+        dict(n_positions=32, n_embd=64, n_layer=2, n_head=4),
+    ),
+    "llama": (
+        transformers.LlamaConfig,
+        transformers.LlamaForCausalLM,
+        dict(
+            hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=32, rope_theta=500000.0, rms_norm_eps=1e-5,
+        ),
+    ),
+}  # fmt: skip
+
+
+def _reference(tmp_path, family: str, tie: bool):
+    config_class, model_class, sizes = FAMILIES[family]
     torch.manual_seed(SEED)
-    config = transformers.GPT2Config(
-        vocab_size=VOCAB,
-        n_positions=32,
-        n_embd=64,
-        n_layer=2,
-        n_head=4,
-        tie_word_embeddings=tie,
-        initializer_range=INIT,
+    config = config_class(
+        vocab_size=VOCAB, tie_word_embeddings=tie, initializer_range=INIT, **sizes
     )
-    model = transformers.GPT2LMHeadModel(config)
-    if not tie:  # an untied head must really be a different tensor
+    model = model_class(config)
+    if family == "gpt2" and not tie:  # an untied head must really be a different tensor
         torch.nn.init.normal_(model.lm_head.weight, std=INIT)
     return model, _save(model, tmp_path)
 
 
+def _gpt2(tmp_path, tie: bool):
+    return _reference(tmp_path, "gpt2", tie)
+
+
 def _llama(tmp_path, tie: bool):
-    torch.manual_seed(SEED)
-    config = transformers.LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=160,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=32,
-        rope_theta=500000.0,
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=tie,
-        initializer_range=INIT,
-    )
-    model = transformers.LlamaForCausalLM(config)
-    return model, _save(model, tmp_path)
+    return _reference(tmp_path, "llama", tie)
 
 
 def _compare(reference, folder) -> float:
