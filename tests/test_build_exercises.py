@@ -8,19 +8,17 @@ them, so a new exercise is tested without being listed here.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 import torch
 
-import transformer_course.exercises as exercises
 from transformer_course.exercises import Feedback
 from transformer_course.exercises.build import BuildExercise, compare_results, show_solution
+from transformer_course.exercises.progress import all_checkers
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 #: Notebooks that must each have at least two build exercises (issue: "every notebook 01–14").
@@ -29,19 +27,7 @@ BUILD_NOTEBOOKS = [
 ]
 
 
-def _all_checkers() -> list[tuple[str, object]]:
-    found = []
-    for module_info in pkgutil.iter_modules(exercises.__path__):
-        if module_info.ispkg:
-            continue
-        module = importlib.import_module(f"{exercises.__name__}.{module_info.name}")
-        for name, function in inspect.getmembers(module, callable):
-            if name.startswith("check_") and getattr(function, "__module__", "") == module.__name__:
-                found.append((name, function))
-    return sorted(found, key=lambda item: item[0])
-
-
-CHECKERS = _all_checkers()
+CHECKERS = all_checkers()
 BUILD_CHECKERS = [
     (name, check)
     for name, check in CHECKERS

@@ -19,7 +19,7 @@ import inspect
 import json
 import pkgutil
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,24 +50,31 @@ class ExerciseStatus:
     status: str
 
 
-def checker_names() -> tuple[set[str], set[str]]:
-    """The names of every exercise checker, and of those that check build exercises.
-
-    Only these count as exercises: a notebook may call other ``check_*`` functions (11 calls
-    ``diagnostics.check_initial_loss``), which are tools, not exercises.
-    """
+def all_checkers() -> list[tuple[str, Callable[..., Any]]]:
+    """Every exercise checker of the course as (name, function), sorted by name: the ``check_*``
+    functions defined in the modules of :mod:`transformer_course.exercises` (00_setup)."""
     from .. import exercises
 
-    every, build = set(), set()
+    found = []
     for module_info in pkgutil.iter_modules(exercises.__path__):
         if module_info.ispkg:
             continue
         module = importlib.import_module(f"{exercises.__name__}.{module_info.name}")
         for name, function in inspect.getmembers(module, callable):
             if name.startswith("check_") and getattr(function, "__module__", "") == module.__name__:
-                every.add(name)
-                if getattr(function, "exercise", None) is not None:
-                    build.add(name)
+                found.append((name, function))
+    return sorted(found, key=lambda item: item[0])
+
+
+def checker_names() -> tuple[set[str], set[str]]:
+    """The names of every exercise checker, and of those that check build exercises.
+
+    Only these count as exercises: a notebook may call other ``check_*`` functions (11 calls
+    ``diagnostics.check_initial_loss``), which are tools, not exercises.
+    """
+    checkers = all_checkers()
+    every = {name for name, _ in checkers}
+    build = {name for name, check in checkers if getattr(check, "exercise", None) is not None}
     return every, build
 
 
