@@ -2,8 +2,8 @@
 function is told what differs, a hint is a hint — and every notebook 01–14 (and 02b) has at least
 two build exercises whose stored stubs are unanswered.
 
-The checkers are found by the mark :func:`transformer_course.exercises.build.builds` leaves on
-them, so a new exercise is tested without being listed here.
+The checkers are found by the mark :func:`transformer_course.exercises.build.build_exercise` leaves
+on them, so a new exercise is tested without being listed here.
 """
 
 from __future__ import annotations
@@ -45,6 +45,21 @@ def test_the_solution_passes(name, check, seed):
     feedback = check(check.exercise.solution, seed=seed)
     assert isinstance(feedback, Feedback)
     assert feedback.correct, f"{name}: {feedback}"
+
+
+@pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
+def test_the_checker_is_declared_where_it_lives(name, check):
+    """build_exercise gives the checker its name, its module and a docstring from the solution's
+    signature; its hint and success message read as one line whatever the source's wrapping."""
+    module = inspect.getmodule(check)
+    assert check.__name__ == name and getattr(module, name) is check
+    assert check.__module__.startswith("transformer_course.exercises.")
+    arguments = ", ".join(inspect.signature(check.exercise.solution).parameters)
+    assert f"``{check.exercise.name}({arguments})``" in check.__doc__
+    assert re.match(r"\d\d[b]?_[a-z0-9_]+ build exercise", check.__doc__), check.__doc__
+    assert list(inspect.signature(check).parameters) == ["answer", "hint", "seed"]
+    for text in (check.exercise.hint, check.exercise.success):
+        assert text == " ".join(text.split()) and text, f"{name}: {text!r}"
 
 
 @pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
@@ -192,3 +207,11 @@ def test_every_notebook_has_two_unanswered_build_exercises(path):
     assert len(set(found)) >= 2, (
         f"{path.name} has {len(set(found))} build exercises: {sorted(set(found))}"
     )
+
+
+@pytest.mark.parametrize("name, check", CHECKERS, ids=[name for name, _ in CHECKERS])
+def test_every_hint_reads_as_one_line(name, check):
+    """Hints are written as wrapped triple-quoted blocks; the learner sees one line of prose."""
+    feedback = check(..., hint=True)
+    assert feedback.is_hint, f"{name}: {feedback}"
+    assert feedback.message == " ".join(feedback.message.split()), f"{name}: {feedback.message!r}"

@@ -73,6 +73,14 @@ def report(correct: bool, success: str, hint: str, answered: bool = True) -> Fee
     )
 
 
+def prose(text: str) -> str:
+    """A hint or message as the learner reads it: one line, single spaces.
+
+    Exercise modules write their prose as indented triple-quoted blocks, wrapped like a docstring.
+    """
+    return " ".join(text.split())
+
+
 def give_hint(text: str) -> Feedback:
     """The feedback a ``check_*(…, hint=True)`` call shows: the hint, not a verdict."""
     return Feedback(correct=False, message=text, answered=False, is_hint=True)
@@ -90,7 +98,7 @@ def checker(
     runs: the helper keeps ``hint: bool = False`` in its signature and its body only judges.
     """
     if check is None:
-        return functools.partial(checker, hint=hint)
+        return functools.partial(checker, hint=None if hint is None else prose(hint))
     signature = inspect.signature(check)
 
     def asks_for_hint(*args: object, **kwargs: object) -> bool:

@@ -9,7 +9,7 @@ import torch
 from ..model import Block, GPTConfig
 from ..norm import layer_norm
 from . import Feedback, Option, check_choice, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.block import layer_norm_from_scratch, pre_norm_block
 
 
@@ -30,22 +30,22 @@ def _layer_norm_inputs(
     return x, gamma, beta, eps
 
 
-@builds(
+check_layer_norm_from_scratch = build_exercise(
+    notebook="09_transformer_block",
+    solution=layer_norm_from_scratch,
+    hint="""
+        mean and variance over the last axis (`dim=-1, keepdim=True`, so they broadcast
+        back); the variance divides by C, not C − 1 (`unbiased=False`, or the mean of the
+        squared deviations); eps goes inside the square root; then scale by gamma and shift
+        by beta. Subtract the mean before squaring: the inputs have means up to ±100.
+    """,
+    success="""
+        `norm.layer_norm` is the same formula; `nn.LayerNorm` runs it as one fused kernel.
+    """,
     reference=layer_norm,  # the library's formula, itself tested against nn.LayerNorm
     make_inputs=_layer_norm_inputs,
-    hint="mean and variance over the last axis (`dim=-1, keepdim=True`, so they broadcast back); the "
-    "variance divides by C, not C − 1 (`unbiased=False`, or the mean of the squared deviations); eps goes "
-    "inside the square root; then scale by gamma and shift by beta. Subtract the mean before squaring: "
-    "the inputs have means up to ±100.",
-    solution=layer_norm_from_scratch,
-    success="`norm.layer_norm` is the same formula; `nn.LayerNorm` runs it as one fused kernel.",
     atol=1e-4,
 )
-def check_layer_norm_from_scratch(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """09_transformer_block build exercise: the learner's ``layer_norm_from_scratch(x, gamma, beta, eps)``
-    on random (B, T, C) inputs against ``norm.layer_norm``."""
 
 
 def _block_inputs(generator: torch.Generator) -> tuple[Block, torch.Tensor]:
@@ -79,23 +79,30 @@ def _block_reference(block: Block, x: torch.Tensor) -> torch.Tensor:
         return block(x)  # (B, T, C) model.Block's own forward
 
 
-@builds(
+check_pre_norm_block = build_exercise(
+    notebook="09_transformer_block",
+    solution=pre_norm_block,
+    hint="""
+        two residual steps: first `x + block.attn(block.norm1(x), causal=True)`, then add
+        `block.ffn(block.norm2(...))` of that new x. The norm goes on the sub-layer's input
+        only, never on the residual path; forgetting `causal=True` lets every token see the
+        future.
+    """,
+    success="""
+        That is `Block.forward` with norm_placement='pre' (it also applies dropout, a no-op
+        in eval mode).
+    """,
     reference=_block_reference,
     make_inputs=_block_inputs,
-    hint="two residual steps: first `x + block.attn(block.norm1(x), causal=True)`, then add "
-    "`block.ffn(block.norm2(...))` of that new x. The norm goes on the sub-layer's input only, never on "
-    "the residual path; forgetting `causal=True` lets every token see the future.",
-    solution=pre_norm_block,
-    success="That is `Block.forward` with norm_placement='pre' (it also applies dropout, a no-op in eval mode).",
 )
-def check_pre_norm_block(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """09_transformer_block build exercise: the learner's ``pre_norm_block(block, x)`` against
-    ``model.Block`` on random blocks and inputs."""
 
 
 @checker(
-    hint="without warm-up, the first Adam steps are full-size while the post-norm stack's gradients "
-    "are still badly scaled across depth. What happens if those first steps are tiny?"
+    hint="""
+        without warm-up, the first Adam steps are full-size while the post-norm stack's
+        gradients are still badly scaled across depth. What happens if those first steps are
+        tiny?
+    """
 )
 def check_post_norm_warmup(answer: object, hint: bool = False) -> Feedback:
     """09_transformer_block, predict before you run: with a 50-step warm-up, does the 12-block post-norm

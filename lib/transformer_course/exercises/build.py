@@ -14,25 +14,25 @@ has just built, with ``...`` as its body — and a checker. The checker
 :func:`show_solution` prints the solution, which lives in :mod:`.solutions` where a learner cannot
 see it by accident. ``tests/test_build_exercises.py`` runs every solution through its checker.
 
-An exercise module declares each exercise once, with :func:`builds` on a docstring-only stub:
-``@builds(reference=…, make_inputs=…, hint=…, solution=…, success=…)`` over
-``def check_x(answer, hint=False, seed=None)`` with a docstring for its body makes ``check_x`` its checker.
+An exercise module declares each exercise once: ``check_x = build_exercise(notebook=…,
+solution=x, hint=…, success=…, reference=…, make_inputs=…)`` makes ``check_x`` its checker, with
+the signature ``(answer, hint=False, seed=None)`` and a docstring drawn from the solution's.
 
 Introduced in 01_tokenization (the first build exercise); every notebook 01–14 has at least two.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import random
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from . import Feedback, checker, give_hint, report, unanswered
+from . import Feedback, checker, give_hint, prose, report, unanswered
 from .answers import first_difference
 
 #: A learner's function that answers with this is still the stub.
@@ -249,27 +249,49 @@ class BuildExercise:
         )
 
 
-def builds(**fields: Any) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
-    """Make the decorated stub the checker of the :class:`BuildExercise` with these ``fields``.
+def build_exercise(
+    *,
+    notebook: str,
+    solution: Callable[..., Any],
+    hint: str,
+    success: str,
+    reference: Callable[..., Any],
+    make_inputs: Callable[[torch.Generator], tuple],
+    check_name: str | None = None,
+    **options: Any,
+) -> Callable[..., Feedback]:
+    """The checker ``check_<solution>(answer, hint=False, seed=None)`` of one build exercise.
 
-    ``fields`` are those of :class:`BuildExercise` but ``name``, which is the solution's name (the
-    function the learner writes). The stub gives the checker its name, its signature
-    ``(answer, hint=False, seed=None)`` and its docstring; its body (the docstring alone) never
-    runs. The checker is :meth:`BuildExercise.check` under the stub's name, and carries the
-    exercise as ``.exercise`` (the tests find build exercises by it).
+    ``notebook`` introduces the exercise; ``solution`` is the function the learner writes (its name
+    and signature name the exercise), judged against ``reference`` on ``make_inputs`` draws;
+    ``options`` are the other fields of :class:`BuildExercise` (``trials``, ``atol``, ``outcome``).
+    The checker carries the exercise as ``.exercise`` (the tests find build exercises by it).
     """
-    exercise = BuildExercise(name=fields["solution"].__name__, **fields)
+    exercise = BuildExercise(
+        name=solution.__name__,
+        reference=reference,
+        make_inputs=make_inputs,
+        hint=prose(hint),
+        solution=solution,
+        success=prose(success),
+        **options,
+    )
+    name = check_name or f"check_{exercise.name}"
 
-    def decorate(stub: Callable[..., Feedback]) -> Callable[..., Feedback]:
-        @functools.wraps(stub)
-        def check(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-            return exercise.check(answer, hint=hint, seed=seed, check_name=stub.__name__)
+    def check(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+        return exercise.check(answer, hint=hint, seed=seed, check_name=name)
 
-        guarded = checker(check)
-        guarded.exercise = exercise  # type: ignore[attr-defined]
-        return guarded
-
-    return decorate
+    check.__name__ = check.__qualname__ = name
+    # The module that declares the exercise, as collections.namedtuple finds it: the caller's.
+    check.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
+    arguments = ", ".join(inspect.signature(solution).parameters)
+    check.__doc__ = (
+        f"{notebook} build exercise: the learner's ``{exercise.name}({arguments})``, "
+        f"run against the library on fresh random inputs (``hint=True`` shows the hint)."
+    )
+    guarded = checker(check)
+    guarded.exercise = exercise  # type: ignore[attr-defined]
+    return guarded
 
 
 class SolutionText(str):

@@ -8,13 +8,15 @@ import torch.nn.functional as F
 
 from .. import data, model
 from . import Feedback, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.embeddings import embed_with_one_hot, sample_batch
 
 
 @checker(
-    hint="the table has one row per possible id and one column per dimension: count the rows, "
-    "count the columns, multiply (the bias-free table has nothing else)."
+    hint="""
+        the table has one row per possible id and one column per dimension: count the rows,
+        count the columns, multiply (the bias-free table has nothing else).
+    """
 )
 def check_table_parameters(
     answer: object, vocab_size: int = 100_070, d_model: int = 512, hint: bool = False
@@ -30,9 +32,11 @@ def check_table_parameters(
 
 
 @checker(
-    hint="a lookup's gradient reaches only the rows it read — but the GPT's output layer is the "
-    "same table (weight tying, notebook 10), and the softmax gives every token of the "
-    "vocabulary a probability. Answer with a fraction between 0 and 1."
+    hint="""
+        a lookup's gradient reaches only the rows it read — but the GPT's output layer is
+        the same table (weight tying, notebook 10), and the softmax gives every token of the
+        vocabulary a probability. Answer with a fraction between 0 and 1.
+    """
 )
 def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
     """02_embeddings, predict before you run: after one backward pass of the course's GPT, what
@@ -82,18 +86,23 @@ def _get_batch_reference(
     return data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T), (B, T)
 
 
-@builds(
+check_sample_batch = build_exercise(
+    notebook="02_embeddings",
+    solution=sample_batch,
+    hint="""
+        draw the starts exactly as the docstring says (one call to torch.randint with the
+        generator). Then `starts[:, None] + torch.arange(context_length)[None, :]` is a (B,
+        T) table of positions: index `ids` with it for x, and with positions + 1 for y. The
+        last start must leave room for the target of the last position — that is why the
+        bound is len(ids) - context_length.
+    """,
+    success="""
+        That is `data.get_batch`, which `embedding.course_batch` and the training loop of 11
+        use.
+    """,
     reference=_get_batch_reference,
     make_inputs=_random_corpus,
-    hint="draw the starts exactly as the docstring says (one call to torch.randint with the "
-    "generator). Then `starts[:, None] + torch.arange(context_length)[None, :]` is a (B, T) table of "
-    "positions: index `ids` with it for x, and with positions + 1 for y. The last start must leave "
-    "room for the target of the last position — that is why the bound is len(ids) - context_length.",
-    solution=sample_batch,
-    success="That is `data.get_batch`, which `embedding.course_batch` and the training loop of 11 use.",
 )
-def check_sample_batch(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """02_embeddings build exercise: the learner's ``sample_batch(ids, B, T, generator)`` vs ``data.get_batch``."""
 
 
 def _random_lookup(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -123,16 +132,19 @@ def _lookup_reference(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return F.embedding(ids, weight)
 
 
-@builds(
+check_embed_with_one_hot = build_exercise(
+    notebook="02_embeddings",
+    solution=embed_with_one_hot,
+    hint="""
+        `F.one_hot(ids, num_classes=weight.shape[0])` gives (..., V) integers: convert them
+        with `.to(weight.dtype)` (a matrix product needs floats on both sides), then `@
+        weight`. Without num_classes the width is ids.max() + 1, which is too narrow when
+        the largest id is not V − 1.
+    """,
+    success="""
+        One-hot × W is the row lookup, for any shape of ids — and V times more work than
+        indexing.
+    """,
     reference=_lookup_reference,
     make_inputs=_random_lookup,
-    hint="`F.one_hot(ids, num_classes=weight.shape[0])` gives (..., V) integers: convert them with "
-    "`.to(weight.dtype)` (a matrix product needs floats on both sides), then `@ weight`. Without "
-    "num_classes the width is ids.max() + 1, which is too narrow when the largest id is not V − 1.",
-    solution=embed_with_one_hot,
-    success="One-hot × W is the row lookup, for any shape of ids — and V times more work than indexing.",
 )
-def check_embed_with_one_hot(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """02_embeddings build exercise: the learner's ``embed_with_one_hot(ids, weight)`` vs ``F.embedding``."""

@@ -8,13 +8,15 @@ import torch
 from ..attention import MultiHeadAttention, padding_mask
 from . import Feedback, Option, check_choice, check_value, checker
 from .answers import read_shape
-from .build import builds
+from .build import build_exercise
 from .solutions.encoder_decoder import cross_attention, cross_attention_mask
 
 
 @checker(
-    hint="attention weights are always [batch, heads, queries, keys]. Ask where the queries "
-    "come from (which stack, how many tokens) and where the keys come from."
+    hint="""
+        attention weights are always [batch, heads, queries, keys]. Ask where the queries
+        come from (which stack, how many tokens) and where the keys come from.
+    """
 )
 def check_cross_attention_shape(
     answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8, hint: bool = False
@@ -39,8 +41,10 @@ def check_cross_attention_shape(
 
 
 @checker(
-    hint="write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position "
-    "does answer digit 0 come from, and digit 1? Generalise to n digits."
+    hint="""
+        write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position
+        does answer digit 0 come from, and digit 1? Generalise to n digits.
+    """
 )
 def check_reversal_alignment(
     answer: object, n: int = 7, k: int = 1, hint: bool = False
@@ -59,9 +63,11 @@ FIRST_LOSS_CHOICES = ("below", "equal", "above")
 
 
 @checker(
-    hint="ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default "
-    "nn.Linear, so the untrained logits are random, not equal. Does randomness help or hurt "
-    "on average, when the right token is no more likely than the others?"
+    hint="""
+        ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default
+        nn.Linear, so the untrained logits are random, not equal. Does randomness help or
+        hurt on average, when the right token is no more likely than the others?
+    """
 )
 def check_first_loss(answer: object, hint: bool = False) -> Feedback:
     """14_encoder_decoder, before training: is the untrained model's first loss below, about equal
@@ -119,20 +125,22 @@ def _mask_reference(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
     return padding_mask(src != pad_id).expand(-1, -1, T, -1)  # (B, 1, 1, S) -> (B, 1, T, S)
 
 
-@builds(
+check_cross_attention_mask = build_exercise(
+    notebook="14_encoder_decoder",
+    solution=cross_attention_mask,
+    hint="""
+        a key (a source token) may be read when it is not padding: `src != pad_id` is (B,
+        S). Every decoder query sees the same source tokens, so each of the T rows is that
+        same (B, S) row: add the head and query axes with `[:, None, None, :]` and
+        `.expand(-1, 1, T, -1)`. Rows are queries, columns are keys.
+    """,
+    success="""
+        The decoder may read every real source token, whatever its own position (no causal
+        triangle here).
+    """,
     reference=_mask_reference,
     make_inputs=_mask_inputs,
-    hint="a key (a source token) may be read when it is not padding: `src != pad_id` is (B, S). Every decoder "
-    "query sees the same source tokens, so each of the T rows is that same (B, S) row: add the head and query "
-    "axes with `[:, None, None, :]` and `.expand(-1, 1, T, -1)`. Rows are queries, columns are keys.",
-    solution=cross_attention_mask,
-    success="The decoder may read every real source token, whatever its own position (no causal triangle here).",
 )
-def check_cross_attention_mask(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """14_encoder_decoder build exercise: the learner's ``cross_attention_mask(src, T, pad_id)`` against
-    ``attention.padding_mask(src != pad_id)`` expanded to (B, 1, T, S), on random right-padded sources."""
 
 
 def _cross_inputs(
@@ -159,16 +167,19 @@ def _cross_reference(
     return attn(y, context=memory, mask=padding_mask(valid))  # (B, T, C)
 
 
-@builds(
+check_cross_attention = build_exercise(
+    notebook="14_encoder_decoder",
+    solution=cross_attention,
+    hint="""
+        section 2 writes it out: Q from y with attn.q_proj, K and V from memory with
+        attn.k_proj / attn.v_proj, each split into attn.n_heads heads of D = C // n_heads
+        ((B, L, C) -> (B, H, L, D)). Scores q kᵀ / √D are (B, H, T, S); fill the padded
+        columns (~valid[:, None, None, :]) with −∞, softmax over the last axis, times v,
+        merge the heads back to (B, T, C) and apply attn.out_proj.
+    """,
+    success="""
+        That is one decoder layer's bridge to the encoder.
+    """,
     reference=_cross_reference,
     make_inputs=_cross_inputs,
-    hint="section 2 writes it out: Q from y with attn.q_proj, K and V from memory with attn.k_proj / attn.v_proj, "
-    "each split into attn.n_heads heads of D = C // n_heads ((B, L, C) -> (B, H, L, D)). Scores q kᵀ / √D are "
-    "(B, H, T, S); fill the padded columns (~valid[:, None, None, :]) with −∞, softmax over the last axis, "
-    "times v, merge the heads back to (B, T, C) and apply attn.out_proj.",
-    solution=cross_attention,
-    success="That is one decoder layer's bridge to the encoder.",
 )
-def check_cross_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """14_encoder_decoder build exercise: the learner's ``cross_attention(y, memory, valid, attn)``
-    against ``attn(y, context=memory, mask=padding_mask(valid))`` with random sizes and padding."""

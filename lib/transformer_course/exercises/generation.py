@@ -9,15 +9,18 @@ import torch
 
 from ..generate import filter_logits, next_token_probs
 from . import Feedback, Option, check_choice, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.generation import sampling_probs, top_p_filter
 
 PROBS = (0.5, 0.3, 0.15, 0.05)
 
 
 @checker(
-    hint="walk down the probabilities from the largest, adding them up; the nucleus is complete "
-    "as soon as the running sum reaches top_p (the token that crosses it is kept)."
+    hint="""
+        walk down the probabilities from the largest, adding them up; the nucleus is
+        complete as soon as the running sum reaches top_p (the token that crosses it is
+        kept).
+    """
 )
 def check_top_p_count(
     answer: object, probs=PROBS, top_p: float = 0.75, hint: bool = False
@@ -40,8 +43,10 @@ def check_top_p_count(
 
 
 @checker(
-    hint="temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit, "
-    "then divide the first by their sum."
+    hint="""
+        temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit,
+        then divide the first by their sum.
+    """
 )
 def check_temperature_probability(
     answer: object, logits=(2.0, 1.0, 0.0), temperature: float = 0.5, hint: bool = False
@@ -60,8 +65,10 @@ def check_temperature_probability(
 
 
 @checker(
-    hint="the probability of a sequence is the product of its steps' probabilities, and the log "
-    "of a product is the sum of the logs (natural log: math.log)."
+    hint="""
+        the probability of a sequence is the product of its steps' probabilities, and the
+        log of a product is the sum of the logs (natural log: math.log).
+    """
 )
 def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = False) -> Feedback:
     """The total log-probability of a continuation whose tokens had probabilities ``probs``."""
@@ -77,7 +84,9 @@ def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = 
 
 
 @checker(
-    hint=("a candidate is one kept beam followed by one token: count the pairs (beam, token).")
+    hint="""
+        a candidate is one kept beam followed by one token: count the pairs (beam, token).
+    """
 )
 def check_beam_candidates(
     answer: object, beam_width: int = 4, vocab_size: int = 3771, hint: bool = False
@@ -97,8 +106,10 @@ STRATEGIES = ("greedy", "sample", "top-k", "top-p", "beam")
 
 
 @checker(
-    hint="greedy maximises each step's probability, sampling draws away from the maximum on "
-    "purpose; which strategy compares whole continuations by their total log-probability?"
+    hint="""
+        greedy maximises each step's probability, sampling draws away from the maximum on
+        purpose; which strategy compares whole continuations by their total log-probability?
+    """
 )
 def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback:
     """12_generation, before the side-by-side table: which strategy's continuation gets the highest
@@ -156,19 +167,22 @@ def _top_p_reference(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     return filter_logits(logits, top_p=top_p)  # (..., V)
 
 
-@builds(
+check_top_p_filter = build_exercise(
+    notebook="12_generation",
+    solution=top_p_filter,
+    hint="""
+        softmax, then sort the probabilities in descending order (`sort` also returns the
+        order). A token is dropped when the tokens ranked ABOVE it already hold ≥ top_p:
+        that is cumsum − its own probability. Put the drop mask back in vocabulary order
+        (`scatter` with the order, or index with it), then `masked_fill(drop,
+        float('-inf'))`. Work on the last dimension, so (B, V) and (V,) both work.
+    """,
+    success="""
+        Sampling from softmax of these logits is top-p sampling.
+    """,
     reference=_top_p_reference,
     make_inputs=_top_p_inputs,
-    hint="softmax, then sort the probabilities in descending order (`sort` also returns the order). "
-    "A token is dropped when the tokens ranked ABOVE it already hold ≥ top_p: that is cumsum − its own "
-    "probability. Put the drop mask back in vocabulary order (`scatter` with the order, or index with it), "
-    "then `masked_fill(drop, float('-inf'))`. Work on the last dimension, so (B, V) and (V,) both work.",
-    solution=top_p_filter,
-    success="Sampling from softmax of these logits is top-p sampling.",
 )
-def check_top_p_filter(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """12_generation build exercise: the learner's ``top_p_filter(logits, top_p)`` against
-    ``generate.filter_logits(logits, top_p=top_p)`` on random logits (V,) or (B, V)."""
 
 
 def _sampling_inputs(generator: torch.Generator) -> tuple[torch.Tensor, float, int]:
@@ -182,15 +196,18 @@ def _sampling_reference(logits: torch.Tensor, temperature: float, top_k: int) ->
     return next_token_probs(logits, temperature, top_k=top_k)  # (..., V)
 
 
-@builds(
+check_sampling_probs = build_exercise(
+    notebook="12_generation",
+    solution=sampling_probs,
+    hint="""
+        three steps: divide the logits by the temperature; find the k-th largest
+        (`topk(k).values[..., -1:]`, and k may exceed V: use min) and set every smaller
+        logit to −∞; softmax over the last dimension. Use torch.softmax, not exp / sum:
+        these logits reach ±20,000 after dividing, and exp overflows.
+    """,
+    success="""
+        A low temperature piles the probability on the top token, and top-k 1 is greedy.
+    """,
     reference=_sampling_reference,
     make_inputs=_sampling_inputs,
-    hint="three steps: divide the logits by the temperature; find the k-th largest (`topk(k).values[..., -1:]`, "
-    "and k may exceed V: use min) and set every smaller logit to −∞; softmax over the last dimension. "
-    "Use torch.softmax, not exp / sum: these logits reach ±20,000 after dividing, and exp overflows.",
-    solution=sampling_probs,
-    success="A low temperature piles the probability on the top token, and top-k 1 is greedy.",
 )
-def check_sampling_probs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """12_generation build exercise: the learner's ``sampling_probs(logits, temperature, top_k)``
-    against ``generate.next_token_probs(logits, temperature, top_k=top_k)``."""

@@ -11,13 +11,15 @@ from torch.nn import functional as F
 
 from ..model import GPT, GPTConfig
 from . import Feedback, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.logits import cross_entropy_loss, tied_logits
 
 
 @checker(
-    hint="every token gets probability 1/V; the loss is −log of the true token's probability, "
-    "with the natural logarithm (`math.log`)."
+    hint="""
+        every token gets probability 1/V; the loss is −log of the true token's probability,
+        with the natural logarithm (`math.log`).
+    """
 )
 def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = False) -> Feedback:
     """The cross-entropy of a model that gives every one of ``vocab_size`` tokens the same probability."""
@@ -32,8 +34,10 @@ def check_uniform_loss(answer: object, vocab_size: int = 3771, hint: bool = Fals
 
 
 @checker(
-    hint="the loss at one position looks only at the true next token: how much probability "
-    "did it get? Take −log of that (natural log)."
+    hint="""
+        the loss at one position looks only at the true next token: how much probability did
+        it get? Take −log of that (natural log).
+    """
 )
 def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = False) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
@@ -48,8 +52,11 @@ def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = 
 
 
 @checker(
-    hint="after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² = d_model. "
-    "A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add the variances."
+    hint="""
+        after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² =
+        d_model. A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add
+        the variances.
+    """
 )
 def check_logit_std(
     answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False
@@ -86,22 +93,23 @@ def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> tor
     return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
-@builds(
+check_cross_entropy_loss = build_exercise(
+    notebook="10_logits_and_loss",
+    solution=cross_entropy_loss,
+    hint="""
+        `torch.log_softmax(logits, dim=-1)` gives log p for every token (stable even for
+        logits of 100, where `torch.log(torch.softmax(...))` underflows to log 0 = −inf);
+        `.gather(-1, targets.unsqueeze(-1))` picks the true token's log p at each position;
+        the loss is minus their mean, a 0-d tensor.
+    """,
+    success="""
+        `F.cross_entropy(logits.flatten(0, 1), targets.flatten())`, which `GPT.forward`
+        calls, computes exactly this.
+    """,
     reference=_cross_entropy_reference,
     make_inputs=_cross_entropy_inputs,
-    hint="`torch.log_softmax(logits, dim=-1)` gives log p for every token (stable even for logits of 100, "
-    "where `torch.log(torch.softmax(...))` underflows to log 0 = −inf); `.gather(-1, targets.unsqueeze(-1))` "
-    "picks the true token's log p at each position; the loss is minus their mean, a 0-d tensor.",
-    solution=cross_entropy_loss,
-    success="`F.cross_entropy(logits.flatten(0, 1), targets.flatten())`, which `GPT.forward` calls, computes "
-    "exactly this.",
     atol=1e-4,
 )
-def check_cross_entropy_loss(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """10_logits_and_loss build exercise: the learner's ``cross_entropy_loss(logits, targets)`` on random
-    logits (some as large as ±100) against ``F.cross_entropy``."""
 
 
 def _tied_model_inputs(generator: torch.Generator) -> tuple[GPT, torch.Tensor]:
@@ -135,15 +143,18 @@ def _tied_logits_reference(model: GPT, idx: torch.Tensor) -> torch.Tensor:
         return model(idx)[0]  # (B, T, V) GPT.forward's logits
 
 
-@builds(
+check_tied_logits = build_exercise(
+    notebook="10_logits_and_loss",
+    solution=tied_logits,
+    hint="""
+        `model.embed(idx)` gives the token vectors plus positions; run them through every
+        block of `model.blocks`, then `model.final_norm`; the output layer is the embedding
+        table itself: multiply by `model.token_embedding.weight.T` (C, V).
+    """,
+    success="""
+        This is `GPT.forward` without the loss: with `tie_weights=True`, `lm_head.weight`
+        *is* the table.
+    """,
     reference=_tied_logits_reference,
     make_inputs=_tied_model_inputs,
-    hint="`model.embed(idx)` gives the token vectors plus positions; run them through every block of "
-    "`model.blocks`, then `model.final_norm`; the output layer is the embedding table itself: multiply by "
-    "`model.token_embedding.weight.T` (C, V).",
-    solution=tied_logits,
-    success="This is `GPT.forward` without the loss: with `tie_weights=True`, `lm_head.weight` *is* the table.",
 )
-def check_tied_logits(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """10_logits_and_loss build exercise: the learner's ``tied_logits(model, idx)`` against the logits of
-    ``GPT.forward`` on small random GPTs."""

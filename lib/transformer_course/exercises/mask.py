@@ -9,13 +9,15 @@ from ..attention import padding_mask as library_padding_mask
 from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
-from .build import builds
+from .build import build_exercise
 from .solutions.mask import mask_future, padding_mask
 
 
 @checker(
-    hint="row `query` of the causal mask is True in columns 0 … query (the past and the query itself). "
-    "Positions count from 0."
+    hint="""
+        row `query` of the causal mask is True in columns 0 … query (the past and the query
+        itself). Positions count from 0.
+    """
 )
 def check_visible_keys(answer: object, query: int = 5, hint: bool = False) -> Feedback:
     """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
@@ -164,10 +166,12 @@ def _judge_one(answer, model: GPT, idx: torch.Tensor, t: int, where: str) -> Fee
 
 
 @checker(
-    hint="copy `idx` (`idx.clone()`), give every position after t a different token, e.g. "
-    "`(id + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()` (it returns "
-    "`(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with `torch.equal` — no "
-    "tolerance: a causal model gives identical numbers there."
+    hint="""
+        copy `idx` (`idx.clone()`), give every position after t a different token, e.g. `(id
+        + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()`
+        (it returns `(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with
+        `torch.equal` — no tolerance: a causal model gives identical numbers there.
+    """
 )
 def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> Feedback:
     """06_mask exercise: ``answer`` is the learner's ``sees_the_future(model, idx, t) -> bool``.
@@ -207,8 +211,11 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
 
 
 @checker(
-    hint="loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True, "
-    "raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with that index."
+    hint="""
+        loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True,
+        raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with
+        that index.
+    """
 )
 def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = False) -> Feedback:
     """06_mask exercise: which block of ``model`` (the suspect, by default ``suspect_model()``)
@@ -245,17 +252,21 @@ def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
 
 
-@builds(
+check_mask_future = build_exercise(
+    notebook="06_mask",
+    solution=mask_future,
+    hint="""
+        build the (T, T) boolean lower triangle (`torch.ones(T, T,
+        dtype=torch.bool).tril()`), then `scores.masked_fill(~visible, float('-inf'))`: the
+        ~ selects the future. T is `scores.shape[-1]`; the (T, T) mask broadcasts over B and
+        H.
+    """,
+    success="""
+        Softmax turns every −∞ into a weight of exactly 0.
+    """,
     reference=_masked_scores_reference,
     make_inputs=_random_scores,
-    hint="build the (T, T) boolean lower triangle (`torch.ones(T, T, dtype=torch.bool).tril()`), "
-    "then `scores.masked_fill(~visible, float('-inf'))`: the ~ selects the future. "
-    "T is `scores.shape[-1]`; the (T, T) mask broadcasts over B and H.",
-    solution=mask_future,
-    success="Softmax turns every −∞ into a weight of exactly 0.",
 )
-def check_mask_future(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """06_mask build exercise: the learner's ``mask_future(scores)`` on random (B, H, T, T) scores."""
 
 
 def _padding_mask_reference(lengths: torch.Tensor, S: int) -> torch.Tensor:
@@ -275,14 +286,19 @@ def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return lengths, S
 
 
-@builds(
+check_padding_mask = build_exercise(
+    notebook="06_mask",
+    solution=padding_mask,
+    hint="""
+        compare the positions `torch.arange(S)` with each window's length: a (1, S) row
+        against a (B, 1) column broadcasts to (B, S), True where position < length. Then add
+        two axes of size 1 in the middle, `[:, None, None, :]`, so the mask broadcasts over
+        heads and queries.
+    """,
+    success="""
+        `attention.padding_mask` does the last step; `&` with the causal mask gives (B, 1,
+        T, T).
+    """,
     reference=_padding_mask_reference,
     make_inputs=_random_lengths,
-    hint="compare the positions `torch.arange(S)` with each window's length: a (1, S) row against a (B, 1) "
-    "column broadcasts to (B, S), True where position < length. Then add two axes of size 1 in the middle, "
-    "`[:, None, None, :]`, so the mask broadcasts over heads and queries.",
-    solution=padding_mask,
-    success="`attention.padding_mask` does the last step; `&` with the causal mask gives (B, 1, T, T).",
 )
-def check_padding_mask(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """06_mask build exercise: the learner's ``padding_mask(lengths, S)`` on random lengths [B]."""

@@ -10,13 +10,15 @@ from ..norm import rms_norm as library_rms_norm
 from ..positional import apply_rope
 from . import Feedback, Option, check_choice, check_value, checker, report, unanswered
 from .answers import read_number
-from .build import builds
+from .build import build_exercise
 from .solutions.modern import grouped_query_attention, rms_norm, rope
 
 
 @checker(
-    hint="per layer and per K/V head a token leaves one key and one value, each head_dim numbers "
-    "of bytes_per_value bytes; multiply by the layers and the K/V heads."
+    hint="""
+        per layer and per K/V head a token leaves one key and one value, each head_dim
+        numbers of bytes_per_value bytes; multiply by the layers and the K/V heads.
+    """
 )
 def check_kv_cache_bytes(
     answer: object,
@@ -39,8 +41,10 @@ def check_kv_cache_bytes(
 
 
 @checker(
-    hint="count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff "
-    "matrices. Set the counts equal and solve for d_ff, then round to a whole number."
+    hint="""
+        count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff
+        matrices. Set the counts equal and solve for d_ff, then round to a whole number.
+    """
 )
 def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) -> Feedback:
     """Which whole SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN
@@ -78,19 +82,21 @@ def _rope_reference(x: torch.Tensor) -> torch.Tensor:
     return apply_rope(x)  # (B, H, T, D)
 
 
-@builds(
+check_rope = build_exercise(
+    notebook="13_modern_blocks",
+    solution=rope,
+    hint="""
+        the angles are a (T, D/2) table: positions 0 … T−1 (a column) times base^(−2i/D) for
+        i = 0 … D/2 − 1 (a row). The pairs are INTERLEAVED: x[..., 0::2] are the first and
+        x[..., 1::2] the second coordinates. Rotate: (a, b) → (a cos θ − b sin θ, a sin θ +
+        b cos θ), and write the results back to the even and odd slots (not to two halves).
+    """,
+    success="""
+        Rotated queries and keys give scores that depend only on the offset m − n.
+    """,
     reference=_rope_reference,
     make_inputs=_rope_inputs,
-    hint="the angles are a (T, D/2) table: positions 0 … T−1 (a column) times base^(−2i/D) for i = 0 … D/2 − 1 "
-    "(a row). The pairs are INTERLEAVED: x[..., 0::2] are the first and x[..., 1::2] the second coordinates. "
-    "Rotate: (a, b) → (a cos θ − b sin θ, a sin θ + b cos θ), and write the results back to the even and odd "
-    "slots (not to two halves).",
-    solution=rope,
-    success="Rotated queries and keys give scores that depend only on the offset m − n.",
 )
-def check_rope(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """13_modern_blocks build exercise: the learner's ``rope(x)`` on random (B, H, T, D) against
-    ``positional.apply_rope``."""
 
 
 def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -108,19 +114,22 @@ def _rms_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.T
     return library_rms_norm(x, weight, eps)  # (B, T, C)
 
 
-@builds(
+check_rms_norm = build_exercise(
+    notebook="13_modern_blocks",
+    solution=rms_norm,
+    hint="""
+        the mean of x² over the LAST dimension (keepdim=True, so it broadcasts back), plus
+        eps, then the square root; divide x by it and multiply by weight. No mean is
+        subtracted, and ε goes INSIDE the root (the inputs include vectors with an RMS near
+        1e-3, where the two placements differ).
+    """,
+    success="""
+        Same formula as nn.RMSNorm and LLaMA.
+    """,
     reference=_rms_reference,
     make_inputs=_rms_inputs,
-    hint="the mean of x² over the LAST dimension (keepdim=True, so it broadcasts back), plus eps, then the "
-    "square root; divide x by it and multiply by weight. No mean is subtracted, and ε goes INSIDE the root "
-    "(the inputs include vectors with an RMS near 1e-3, where the two placements differ).",
-    solution=rms_norm,
-    success="Same formula as nn.RMSNorm and LLaMA.",
     atol=1e-4,
 )
-def check_rms_norm(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """13_modern_blocks build exercise: the learner's ``rms_norm(x, weight, eps)`` against
-    ``norm.rms_norm`` on random (B, T, C) inputs of RMS 1e-4 … 10."""
 
 
 def _gqa_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -140,29 +149,33 @@ def _gqa_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.T
     return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (B, H, T, D)
 
 
-@builds(
+check_grouped_query_attention = build_exercise(
+    notebook="13_modern_blocks",
+    solution=grouped_query_attention,
+    hint="""
+        r = H // H_kv query heads share one K/V head, and they are CONSECUTIVE: heads 0 …
+        r−1 read K/V head 0. So repeat each K/V head r times in place —
+        `k.repeat_interleave(r, dim=1)`, not `k.repeat(1, r, 1, 1)`, which interleaves the
+        groups — then ordinary attention: softmax(q kᵀ / √D) v.
+    """,
+    success="""
+        Each K/V head now serves its group of query heads; the KV cache holds only H_kv of
+        them.
+    """,
     reference=_gqa_reference,
     make_inputs=_gqa_inputs,
-    hint="r = H // H_kv query heads share one K/V head, and they are CONSECUTIVE: heads 0 … r−1 read K/V head 0. "
-    "So repeat each K/V head r times in place — `k.repeat_interleave(r, dim=1)`, not `k.repeat(1, r, 1, 1)`, "
-    "which interleaves the groups — then ordinary attention: softmax(q kᵀ / √D) v.",
-    solution=grouped_query_attention,
-    success="Each K/V head now serves its group of query heads; the KV cache holds only H_kv of them.",
 )
-def check_grouped_query_attention(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """13_modern_blocks build exercise: the learner's ``grouped_query_attention(q, k, v)`` against
-    ``F.scaled_dot_product_attention(..., enable_gqa=True)`` on random head counts (MQA to MHA)."""
 
 
 SMALL_TOKENS_CHOICES = ("frequencies", "classic", "better")
 
 
 @checker(
-    hint="compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS 0.71. "
-    "What is left of a token's identity in the sum, and what can a model predict that knows "
-    "only the position?"
+    hint="""
+        compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS
+        0.71. What is left of a token's identity in the sum, and what can a model predict
+        that knows only the position?
+    """
 )
 def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback:
     """13_modern_blocks, before the ablation runs: where does the training loss of the classic

@@ -8,7 +8,7 @@ import torch
 
 from .. import positional
 from . import Feedback, check_value, checker, give_hint
-from .build import builds
+from .build import build_exercise
 from .solutions.positional import shift_encoding, sinusoidal_table
 
 
@@ -42,18 +42,22 @@ def _table_sizes(generator: torch.Generator) -> tuple[int, int]:
     return T, d_model
 
 
-@builds(
+check_sinusoidal_table = build_exercise(
+    notebook="03_positional_encoding",
+    solution=sinusoidal_table,
+    hint="""
+        make positions (T, 1) and the even column indices 2i (d_model/2,) with torch.arange,
+        the angles pos / 10000 ** (2i / d_model) by broadcasting to (T, d_model/2), then
+        fill an empty (T, d_model) table: sines into the even columns (table[:, 0::2]) and
+        cosines into the odd ones (table[:, 1::2]). Sines first and cosines after
+        (torch.cat) is a different table.
+    """,
+    success="""
+        That is `positional.sinusoidal_encoding`, the table the course adds to every input.
+    """,
     reference=positional.sinusoidal_encoding,
     make_inputs=_table_sizes,
-    hint="make positions (T, 1) and the even column indices 2i (d_model/2,) with torch.arange, the angles "
-    "pos / 10000 ** (2i / d_model) by broadcasting to (T, d_model/2), then fill an empty (T, d_model) "
-    "table: sines into the even columns (table[:, 0::2]) and cosines into the odd ones (table[:, 1::2]). "
-    "Sines first and cosines after (torch.cat) is a different table.",
-    solution=sinusoidal_table,
-    success="That is `positional.sinusoidal_encoding`, the table the course adds to every input.",
 )
-def check_sinusoidal_table(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """03_positional_encoding build exercise: the learner's ``sinusoidal_table(T, d_model)``."""
 
 
 def _shift_by_rope(pe: torch.Tensor, k: int) -> torch.Tensor:
@@ -77,16 +81,20 @@ def _rows_and_shift(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return table[positions], k  # (N, C), k
 
 
-@builds(
+check_shift_encoding = build_exercise(
+    notebook="03_positional_encoding",
+    solution=shift_encoding,
+    hint="""
+        you do not know the positions, only the rows: use the angle-sum formulas. For pair
+        i, with c = cos(k·ω_i) and s = sin(k·ω_i), the new sine column is sin·c + cos·s and
+        the new cosine column is cos·c − sin·s. pe[:, 0::2] and pe[:, 1::2] give all sine
+        and all cosine columns at once, and the (d_model/2,) vectors c, s broadcast over the
+        rows.
+    """,
+    success="""
+        The same k-dependent rotation works for every row: that is the M_k of section 4.3,
+        applied pair by pair. RoPE (notebook 13) rotates queries and keys the same way.
+    """,
     reference=_shift_by_rope,
     make_inputs=_rows_and_shift,
-    hint="you do not know the positions, only the rows: use the angle-sum formulas. For pair i, with "
-    "c = cos(k·ω_i) and s = sin(k·ω_i), the new sine column is sin·c + cos·s and the new cosine column is "
-    "cos·c − sin·s. pe[:, 0::2] and pe[:, 1::2] give all sine and all cosine columns at once, and the "
-    "(d_model/2,) vectors c, s broadcast over the rows.",
-    solution=shift_encoding,
-    success="The same k-dependent rotation works for every row: that is the M_k of section 4.3, applied "
-    "pair by pair. RoPE (notebook 13) rotates queries and keys the same way.",
 )
-def check_shift_encoding(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """03_positional_encoding build exercise: the learner's ``shift_encoding(pe, k)``."""

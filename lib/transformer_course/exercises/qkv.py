@@ -6,13 +6,15 @@ import torch
 
 from .. import attention
 from . import Feedback, check_value, checker, give_hint
-from .build import builds
+from .build import build_exercise
 from .solutions.qkv import merge_heads, split_heads
 
 
 @checker(
-    hint="four numbers: the batch stays first, then one axis per head, then time, then the "
-    "columns each head gets (C shared out among the H heads)."
+    hint="""
+        four numbers: the batch stays first, then one axis per head, then time, then the
+        columns each head gets (C shared out among the H heads).
+    """
 )
 def check_split_shape(
     answer: object, B: int = 2, T: int = 10, C: int = 96, H: int = 8, hint: bool = False
@@ -48,8 +50,10 @@ def check_head_of_column(
 
 
 @checker(
-    hint="count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then "
-    "there are three of them. `sum(p.numel() for p in w_q.parameters())` counts one."
+    hint="""
+        count one nn.Linear(d_model, d_model): a weight matrix and a bias vector; then there
+        are three of them. `sum(p.numel() for p in w_q.parameters())` counts one.
+    """
 )
 def check_projection_params(answer: object, d_model: int = 64, hint: bool = False) -> Feedback:
     """The number of parameters of W_Q, W_K and W_V together (each a Linear(d_model, d_model) with bias)."""
@@ -83,27 +87,36 @@ def _heads(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
 
 
-@builds(
+check_split_heads = build_exercise(
+    notebook="04_qkv",
+    solution=split_heads,
+    hint="""
+        two steps: `.view(B, T, n_heads, D)` cuts the last axis into n_heads blocks of D
+        columns, then `.transpose(1, 2)` moves the head axis in front of time. A single
+        `.view(B, n_heads, T, D)` has the right shape but the wrong numbers in it.
+    """,
+    success="""
+        Head h now holds columns h·D … (h+1)·D − 1 of every token, as
+        `attention.split_heads` does.
+    """,
     reference=attention.split_heads,
     make_inputs=_batch_and_heads,
-    hint="two steps: `.view(B, T, n_heads, D)` cuts the last axis into n_heads blocks of D columns, then "
-    "`.transpose(1, 2)` moves the head axis in front of time. A single `.view(B, n_heads, T, D)` has the "
-    "right shape but the wrong numbers in it.",
-    solution=split_heads,
-    success="Head h now holds columns h·D … (h+1)·D − 1 of every token, as `attention.split_heads` does.",
 )
-def check_split_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """04_qkv build exercise: the learner's ``split_heads(x, n_heads)`` on random (B, T, C) batches."""
 
 
-@builds(
+check_merge_heads = build_exercise(
+    notebook="04_qkv",
+    solution=merge_heads,
+    hint="""
+        undo split_heads in reverse order: first move time back in front of the heads
+        (`.transpose(1, 2)` gives (B, T, H, D)), then glue the heads' columns side by side
+        into H·D. After a transpose the memory is no longer in order, so use `.reshape`, not
+        `.view`.
+    """,
+    success="""
+        merge_heads(split_heads(x, H)) gives x back; notebook 08 merges the heads' outputs
+        this way.
+    """,
     reference=attention.merge_heads,
     make_inputs=_heads,
-    hint="undo split_heads in reverse order: first move time back in front of the heads "
-    "(`.transpose(1, 2)` gives (B, T, H, D)), then glue the heads' columns side by side into H·D. After a "
-    "transpose the memory is no longer in order, so use `.reshape`, not `.view`.",
-    solution=merge_heads,
-    success="merge_heads(split_heads(x, H)) gives x back; notebook 08 merges the heads' outputs this way.",
 )
-def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """04_qkv build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""

@@ -8,14 +8,16 @@ import torch
 
 from .. import attention
 from . import Feedback, Option, check_choice, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.scale import scaled_attention_weights, score_variance
 
 
 @checker(
-    hint="q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product "
-    "of two independent unit-variance numbers, and what happens to variances when "
-    "independent terms are added?"
+    hint="""
+        q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product
+        of two independent unit-variance numbers, and what happens to variances when
+        independent terms are added?
+    """
 )
 def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> Feedback:
     """Predict: the variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
@@ -38,9 +40,12 @@ def _levels_said(word: str) -> list[str]:
 
 
 @checker(
-    hint="section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights "
-    "uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with inputs "
-    "whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈ Var(q_i)·Var(k_i)."
+    hint="""
+        section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights
+        uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with
+        inputs whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈
+        Var(q_i)·Var(k_i).
+    """
 )
 def check_projected_variance(answer: object, hint: bool = False) -> Feedback:
     """Predict: is the variance of 05's own scaled scores (default nn.Linear projections) about 1,
@@ -82,19 +87,21 @@ def _queries_and_keys(generator: torch.Generator) -> tuple[torch.Tensor, torch.T
     return q, k
 
 
-@builds(
+check_scaled_attention_weights = build_exercise(
+    notebook="05_scale",
+    solution=scaled_attention_weights,
+    hint="""
+        three steps: the scores q @ k.transpose(-2, -1) (swap the last two axes of k only:
+        it may carry batch and head axes in front), divided by √d_k where d_k = q.shape[-1]
+        is the head size, then torch.softmax(…, dim=-1) so that each query's row sums to 1.
+    """,
+    success="""
+        That is `attention.attention_weights(q, k)`; times V it is
+        `F.scaled_dot_product_attention`.
+    """,
     reference=attention.attention_weights,
     make_inputs=_queries_and_keys,
-    hint="three steps: the scores q @ k.transpose(-2, -1) (swap the last two axes of k only: it may carry "
-    "batch and head axes in front), divided by √d_k where d_k = q.shape[-1] is the head size, then "
-    "torch.softmax(…, dim=-1) so that each query's row sums to 1.",
-    solution=scaled_attention_weights,
-    success="That is `attention.attention_weights(q, k)`; times V it is `F.scaled_dot_product_attention`.",
 )
-def check_scaled_attention_weights(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """05_scale build exercise: the learner's ``scaled_attention_weights(q, k)`` on random heads."""
 
 
 def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
@@ -113,15 +120,19 @@ def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool
     return q, k, scaled
 
 
-@builds(
+check_score_variance_function = build_exercise(
+    notebook="05_scale",
+    check_name="check_score_variance_function",
+    solution=score_variance,
+    hint="""
+        one score per row: (q * k).sum(dim=-1) has shape (N,). Divide it by math.sqrt(d_k)
+        only when `scaled` is True (d_k = q.shape[-1]), and return torch's default variance
+        `.var().item()`, a float.
+    """,
+    success="""
+        Now measure: call it on torch.randn(10_000, d_k) queries and keys for the d_k you
+        predicted for.
+    """,
     reference=_variance_by_einsum,
     make_inputs=_pairs,
-    hint="one score per row: (q * k).sum(dim=-1) has shape (N,). Divide it by math.sqrt(d_k) only when "
-    "`scaled` is True (d_k = q.shape[-1]), and return torch's default variance `.var().item()`, a float.",
-    solution=score_variance,
-    success="Now measure: call it on torch.randn(10_000, d_k) queries and keys for the d_k you predicted for.",
 )
-def check_score_variance_function(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """05_scale build exercise: the learner's ``score_variance(q, k, scaled)``, a measurement."""

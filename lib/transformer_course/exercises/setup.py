@@ -9,8 +9,10 @@ from .answers import read_number
 
 
 @checker(
-    hint="one entry of a @ b is a sum of d products x·y. Each product of two independent N(0, 1) "
-    "numbers has mean 0 and variance 1, and variances of independent terms add up."
+    hint="""
+        one entry of a @ b is a sum of d products x·y. Each product of two independent N(0,
+        1) numbers has mean 0 and variance 1, and variances of independent terms add up.
+    """
 )
 def check_dot_product_std(answer: object, d: int = 256, hint: bool = False) -> Feedback:
     """Predict: the standard deviation of one entry of ``a @ b`` when the inner size is ``d``.

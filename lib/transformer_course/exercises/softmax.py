@@ -6,13 +6,15 @@ import torch
 
 from .. import attention
 from . import Feedback, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.softmax import stable_softmax, temperature_softmax
 
 
 @checker(
-    hint="dividing by τ multiplies every gap between two scores by 1/τ. What happens to "
-    "e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?"
+    hint="""
+        dividing by τ multiplies every gap between two scores by 1/τ. What happens to
+        e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?
+    """
 )
 def check_temperature_limit(answer: object, hint: bool = False) -> Feedback:
     """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
@@ -38,18 +40,22 @@ def _random_rows(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (scores,)
 
 
-@builds(
+check_stable_softmax = build_exercise(
+    notebook="07_softmax",
+    solution=stable_softmax,
+    hint="""
+        c = scores.amax(dim=-1, keepdim=True) is each row's maximum; exp(scores − c) can no
+        longer overflow. A fully masked row has c = −inf and −inf − (−inf) = NaN: replace a
+        non-finite c by 0 (torch.where with torch.isfinite), and divide by the row sum only
+        where it is > 0.
+    """,
+    success="""
+        Your rows of scores in the thousands did not overflow, masked keys got exactly 0,
+        and the fully masked row gave zeros, not NaN.
+    """,
     reference=attention.softmax,
     make_inputs=_random_rows,
-    hint="c = scores.amax(dim=-1, keepdim=True) is each row's maximum; exp(scores − c) can no longer "
-    "overflow. A fully masked row has c = −inf and −inf − (−inf) = NaN: replace a non-finite c by 0 "
-    "(torch.where with torch.isfinite), and divide by the row sum only where it is > 0.",
-    solution=stable_softmax,
-    success="Your rows of scores in the thousands did not overflow, masked keys got exactly 0, "
-    "and the fully masked row gave zeros, not NaN.",
 )
-def check_stable_softmax(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """07_softmax build exercise: the learner's ``stable_softmax(scores)`` on random (R, S) rows."""
 
 
 def _temperature_reference(scores: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -69,15 +75,17 @@ def _random_rows_and_temperature(generator: torch.Generator) -> tuple[torch.Tens
     return scores, temperature
 
 
-@builds(
+check_temperature_softmax = build_exercise(
+    notebook="07_softmax",
+    solution=temperature_softmax,
+    hint="""
+        divide the scores by τ first (−inf / τ stays −inf), then take a softmax that does
+        not overflow along the last axis: subtract the row maximum before exp. τ = 0.01
+        turns a score of 12 into 1200.
+    """,
+    success="""
+        τ < 1 sharpened the rows, τ > 1 flattened them, and masked keys stayed at 0.
+    """,
     reference=_temperature_reference,
     make_inputs=_random_rows_and_temperature,
-    hint="divide the scores by τ first (−inf / τ stays −inf), then take a softmax that does not overflow "
-    "along the last axis: subtract the row maximum before exp. τ = 0.01 turns a score of 12 into 1200.",
-    solution=temperature_softmax,
-    success="τ < 1 sharpened the rows, τ > 1 flattened them, and masked keys stayed at 0.",
 )
-def check_temperature_softmax(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """07_softmax build exercise: the learner's ``temperature_softmax(scores, temperature)``."""

@@ -7,16 +7,18 @@ import torch
 
 from .. import tokenizer
 from . import Feedback, check_value, checker, report, unanswered
-from .build import builds
+from .build import build_exercise
 from .solutions.tokenization import count_pairs, merge_pair
 
 SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
 @checker(
-    hint="after t+i became 'ti', recount the adjacent pairs of the spelled words (each word "
-    "weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie "
-    "goes to the pair seen first in the sentence."
+    hint="""
+        after t+i became 'ti', recount the adjacent pairs of the spelled words (each word
+        weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie
+        goes to the pair seen first in the sentence.
+    """
 )
 def check_second_merge(answer: object, hint: bool = False) -> Feedback:
     """Which pair does BPE merge second on the seed sentence? Answer as a tuple of two strings."""
@@ -46,9 +48,11 @@ def check_second_merge(answer: object, hint: bool = False) -> Feedback:
 
 
 @checker(
-    hint="guess first (a common word with its leading space is one token; a rare or long word "
-    "splits; the apostrophe ending and the '!' are pieces of their own), then check with "
-    "len(encoding.encode(text))."
+    hint="""
+        guess first (a common word with its leading space is one token; a rare or long word
+        splits; the apostrophe ending and the '!' are pieces of their own), then check with
+        len(encoding.encode(text)).
+    """
 )
 def check_token_count(
     answer: object, text: str = "Tokenization isn't magic!", hint: bool = False
@@ -90,18 +94,23 @@ def _random_merge_inputs(generator: torch.Generator) -> tuple[tuple[str, ...], t
     return word, (_SYMBOLS[a], _SYMBOLS[b])  # usually absent: the word must come back unchanged
 
 
-@builds(
+check_merge_pair = build_exercise(
+    notebook="01_tokenization",
+    solution=merge_pair,
+    hint="""
+        walk through the word with an index i. If (word[i], word[i + 1]) is the pair, append
+        word[i] + word[i + 1] and jump by 2; otherwise append word[i] and step by 1. Return
+        a tuple. A `for` loop cannot jump, so use `while i < len(word)`; mind the last
+        symbol, which has no right neighbour. ('e', 'e', 'e') merged on ('e', 'e') is ('ee',
+        'e').
+    """,
+    success="""
+        That is one merge step of BPE: `tokenizer.merge_pair`, which `train_bpe` applies to
+        every word.
+    """,
     reference=tokenizer.merge_pair,
     make_inputs=_random_merge_inputs,
-    hint="walk through the word with an index i. If (word[i], word[i + 1]) is the pair, append "
-    "word[i] + word[i + 1] and jump by 2; otherwise append word[i] and step by 1. Return a tuple. "
-    "A `for` loop cannot jump, so use `while i < len(word)`; mind the last symbol, which has no "
-    "right neighbour. ('e', 'e', 'e') merged on ('e', 'e') is ('ee', 'e').",
-    solution=merge_pair,
-    success="That is one merge step of BPE: `tokenizer.merge_pair`, which `train_bpe` applies to every word.",
 )
-def check_merge_pair(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """01_tokenization build exercise: the learner's ``merge_pair(word, pair)`` on random spelled words."""
 
 
 def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int]]:
@@ -114,14 +123,19 @@ def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int
     return (words,)
 
 
-@builds(
+check_count_pairs = build_exercise(
+    notebook="01_tokenization",
+    solution=count_pairs,
+    hint="""
+        start from `Counter()`. For every (word, count) in words.items(), walk over the
+        adjacent pairs — `zip(word, word[1:])` gives them — and add the word's count to each
+        pair. A pair that occurs twice inside one word counts twice; a one-symbol word has
+        no pairs.
+    """,
+    success="""
+        That is step 2 of the recipe, `tokenizer.pair_counts`; BPE merges its most frequent
+        pair.
+    """,
     reference=tokenizer.pair_counts,
     make_inputs=_random_words,
-    hint="start from `Counter()`. For every (word, count) in words.items(), walk over the adjacent "
-    "pairs — `zip(word, word[1:])` gives them — and add the word's count to each pair. A pair that "
-    "occurs twice inside one word counts twice; a one-symbol word has no pairs.",
-    solution=count_pairs,
-    success="That is step 2 of the recipe, `tokenizer.pair_counts`; BPE merges its most frequent pair.",
 )
-def check_count_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """01_tokenization build exercise: the learner's ``count_pairs(words)`` on random word counts."""

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer, train_step
 from . import Feedback, check_value, checker
-from .build import builds
+from .build import build_exercise
 from .solutions.training import lr_schedule, one_training_step, validation_loss
 
 
 @checker(
-    hint="during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr "
-    "(step warmup − 1); count which rung step 9 is on."
+    hint="""
+        during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr (step
+        warmup − 1); count which rung step 9 is on.
+    """
 )
 def check_warmup_lr(
     answer: object,
@@ -36,8 +40,10 @@ def check_warmup_lr(
 
 
 @checker(
-    hint="a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens, "
-    "and the next window starts T tokens later."
+    hint="""
+        a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens,
+        and the next window starts T tokens later.
+    """
 )
 def check_validation_windows(
     answer: object, val_tokens: int, context_length: int, hint: bool = False
@@ -70,19 +76,23 @@ def _random_schedule_point(generator: torch.Generator) -> tuple:
     return step, steps, lr, warmup, min_lr
 
 
-@builds(
+check_lr_schedule = build_exercise(
+    notebook="11_training",
+    solution=lr_schedule,
+    hint="""
+        three cases: step < warmup gives lr · (step + 1) / warmup; otherwise p = (step −
+        warmup) / (steps − warmup), capped at 1, and the rate is min_lr + ½ (lr − min_lr)(1
+        + cos(π p)). min_lr None means lr / 10; with steps ≤ warmup there is no cosine (just
+        lr).
+    """,
+    success="""
+        That is `train.lr_at`, the schedule `train` sets before every step.
+    """,
     reference=_lr_at_reference,
     make_inputs=_random_schedule_point,
-    hint="three cases: step < warmup gives lr · (step + 1) / warmup; otherwise p = (step − warmup) / "
-    "(steps − warmup), capped at 1, and the rate is min_lr + ½ (lr − min_lr)(1 + cos(π p)). "
-    "min_lr None means lr / 10; with steps ≤ warmup there is no cosine (just lr).",
-    solution=lr_schedule,
-    success="That is `train.lr_at`, the schedule `train` sets before every step.",
     trials=20,
     atol=1e-12,
 )
-def check_lr_schedule(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """11_training build exercise: ``lr_schedule(step, steps, lr, warmup, min_lr)`` vs ``lr_at``."""
 
 
 def _evaluate_reference(model: GPT, ids: torch.Tensor, context_length: int) -> float:
@@ -104,28 +114,26 @@ def _random_model_and_text(generator: torch.Generator) -> tuple:
     return model, ids, T
 
 
-@builds(
+check_validation_loss = build_exercise(
+    notebook="11_training",
+    solution=validation_loss,
+    hint="""
+        W = (N − 1) // T windows; inputs ids[: W·T] and targets ids[1 : W·T + 1], each
+        viewed as (W, T); switch dropout off with model.eval(), run model(x, y) under
+        torch.no_grad() and return the loss as a float.
+    """,
+    success="""
+        That is `train.evaluate`: every token but the last few is predicted exactly once,
+        with dropout off, so the number is the same every time.
+    """,
     reference=_evaluate_reference,
     make_inputs=_random_model_and_text,
-    hint="W = (N − 1) // T windows; inputs ids[: W·T] and targets ids[1 : W·T + 1], each viewed "
-    "as (W, T); switch dropout off with model.eval(), run model(x, y) under torch.no_grad() and "
-    "return the loss as a float.",
-    solution=validation_loss,
-    success="That is `train.evaluate`: every token but the last few is predicted exactly once, "
-    "with dropout off, so the number is the same every time.",
 )
-def check_validation_loss(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """11_training build exercise: ``validation_loss(model, ids, context_length)`` vs ``evaluate``."""
 
 
-def _train_step_reference(
-    model: GPT,
-    optimizer: torch.optim.Optimizer,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    lr: float,
-    grad_clip: float | None,
-) -> float:
+def _train_step_reference(*step: Any) -> float:
+    """``train.train_step`` called as the learner's function is: (model, optimizer, x, y, lr, grad_clip)."""
+    model, optimizer, x, y, lr, grad_clip = step
     return float(train_step(model, optimizer, x, y, lr=lr, grad_clip=grad_clip))
 
 
@@ -162,22 +170,23 @@ def _loss_and_weights(arguments: tuple, result: object) -> dict:
     return {"returned loss": result, **weights}
 
 
-@builds(
+check_one_training_step = build_exercise(
+    notebook="11_training",
+    solution=one_training_step,
+    hint="""
+        forward with model(x, y), which returns (logits, loss); loss.backward(); if
+        grad_clip is not None, torch.nn.utils.clip_grad_norm_(model.parameters(),
+        grad_clip); write lr into every optimizer.param_groups entry's "lr";
+        optimizer.step(); optimizer.zero_grad(); return loss.item(). Do not switch dropout
+        off: a training step runs in training mode.
+    """,
+    success="""
+        That is `train.train_step`, the body of `train`'s loop: the same loss and, after
+        AdamW's update, the same weights.
+    """,
     reference=_train_step_reference,
     make_inputs=_random_training_batch,
-    hint="forward with model(x, y), which returns (logits, loss); loss.backward(); if grad_clip is not "
-    "None, torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip); write lr into every "
-    'optimizer.param_groups entry\'s "lr"; optimizer.step(); optimizer.zero_grad(); return loss.item(). '
-    "Do not switch dropout off: a training step runs in training mode.",
-    solution=one_training_step,
-    success="That is `train.train_step`, the body of `train`'s loop: the same loss and, after AdamW's "
-    "update, the same weights.",
     trials=8,
     atol=1e-6,
     outcome=_loss_and_weights,
 )
-def check_one_training_step(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """11_training build exercise: ``one_training_step(model, optimizer, x, y, lr, grad_clip)``
-    vs ``train.train_step`` (the loss and the weights after the step)."""

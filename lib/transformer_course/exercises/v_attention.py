@@ -1,4 +1,4 @@
-"""Exercises of 08_v_attention: build merge_heads, causal attention and a whole multi-head layer."""
+"""Exercises of 08_v_attention: build causal attention and a whole multi-head layer."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import torch
 
 from .. import attention
 from . import Feedback, check_value, checker
-from .build import builds
-from .solutions.v_attention import causal_attention, merge_heads, multi_head_attention
+from .build import build_exercise
+from .solutions.v_attention import causal_attention, multi_head_attention
 
 
 @checker(
-    hint="list the layer's Linear maps and the shape of each weight and bias. Does splitting C columns "
-    "into more, narrower heads add or remove any of them?"
+    hint="""
+        list the layer's Linear maps and the shape of each weight and bias. Does splitting C
+        columns into more, narrower heads add or remove any of them?
+    """
 )
 def check_mha_params(
     answer: object, d_model: int = 64, n_heads: int = 8, hint: bool = False
@@ -26,27 +28,6 @@ def check_mha_params(
         "the heads only decide how the columns are grouped.",
         "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
     )
-
-
-def _random_heads(generator: torch.Generator) -> tuple[torch.Tensor]:
-    B = int(torch.randint(1, 4, (1,), generator=generator))
-    H = int(torch.randint(2, 6, (1,), generator=generator))  # ≥ 2 heads, so their order matters
-    T = int(torch.randint(1, 7, (1,), generator=generator))
-    D = int(torch.randint(1, 6, (1,), generator=generator))
-    return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
-
-
-@builds(
-    reference=attention.merge_heads,
-    make_inputs=_random_heads,
-    hint="first bring time in front of the heads, (B, H, T, D) → (B, T, H, D) with `.transpose(1, 2)`, then "
-    "glue each token's H vectors of D into one of H·D with `.reshape(B, T, H * D)`. A reshape alone, without "
-    "the transpose, keeps the numbers in the wrong order (and `.view` refuses the transposed tensor).",
-    solution=merge_heads,
-    success="Head h fills columns h·D … h·D + D − 1: the inverse of notebook 04's split_heads.",
-)
-def check_merge_heads(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """08_v_attention build exercise: the learner's ``merge_heads(x)`` on random (B, H, T, D) tensors."""
 
 
 def _causal_attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -68,18 +49,21 @@ def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
     return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
 
 
-@builds(
+check_causal_attention = build_exercise(
+    notebook="08_v_attention",
+    solution=causal_attention,
+    hint="""
+        four steps, all on (B, H, T, ·) tensors: scores = q @ k.transpose(-2, -1) / √D with
+        D = q.shape[-1]; set the future (column > row) to −inf with the lower-triangular
+        mask of notebook 06; softmax over the last axis; multiply the weights by v.
+    """,
+    success="""
+        The same as the library's `scaled_dot_product_attention` with the causal mask, and
+        as PyTorch's `F.scaled_dot_product_attention(q, k, v, is_causal=True)`.
+    """,
     reference=_causal_attention_reference,
     make_inputs=_random_qkv,
-    hint="four steps, all on (B, H, T, ·) tensors: scores = q @ k.transpose(-2, -1) / √D with D = q.shape[-1]; "
-    "set the future (column > row) to −inf with the lower-triangular mask of notebook 06; softmax over the "
-    "last axis; multiply the weights by v.",
-    solution=causal_attention,
-    success="The same as the library's `scaled_dot_product_attention` with the causal mask, and as PyTorch's "
-    "`F.scaled_dot_product_attention(q, k, v, is_causal=True)`.",
 )
-def check_causal_attention(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """08_v_attention build exercise: the learner's ``causal_attention(q, k, v)`` on random (B, H, T, D) inputs."""
 
 
 def _layer_reference(layer: attention.MultiHeadAttention, x: torch.Tensor) -> torch.Tensor:
@@ -103,16 +87,19 @@ def _random_layer_and_input(
     return layer, torch.randn(B, T, H * D, generator=generator)  # (B, T, C)
 
 
-@builds(
+check_multi_head_attention = build_exercise(
+    notebook="08_v_attention",
+    solution=multi_head_attention,
+    hint="""
+        project x with layer.q_proj, layer.k_proj and layer.v_proj; split each into
+        layer.n_heads heads ((B, T, C) → (B, H, T, D): view, then transpose(1, 2)); causal
+        attention per head as in the previous exercise; merge the heads back to (B, T, C);
+        finish with layer.out_proj.
+    """,
+    success="""
+        That is the whole layer: `layer(x, causal=True)` does the same, and
+        nn.MultiheadAttention too.
+    """,
     reference=_layer_reference,
     make_inputs=_random_layer_and_input,
-    hint="project x with layer.q_proj, layer.k_proj and layer.v_proj; split each into layer.n_heads heads "
-    "((B, T, C) → (B, H, T, D): view, then transpose(1, 2)); causal attention per head as in the previous "
-    "exercise; merge the heads back to (B, T, C); finish with layer.out_proj.",
-    solution=multi_head_attention,
-    success="That is the whole layer: `layer(x, causal=True)` does the same, and nn.MultiheadAttention too.",
 )
-def check_multi_head_attention(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """08_v_attention build exercise: the learner's ``multi_head_attention(layer, x)`` against ``layer(x, causal=True)``."""

@@ -7,14 +7,16 @@ import torch
 
 from .. import word2vec as w2v
 from . import Feedback, checker, report, unanswered
-from .build import builds
+from .build import build_exercise
 from .solutions.word2vec import negative_sampling_loss, skipgram_pairs
 
 
 @checker(
-    hint="`unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @ unit[vocab.id(word)]` "
-    "is the cosine with every word. Set the word's own entry to -inf (its cosine is 1), take "
-    "the argmax and read the word with `vocab.words[index]`."
+    hint="""
+        `unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @
+        unit[vocab.id(word)]` is the cosine with every word. Set the word's own entry to
+        -inf (its cosine is 1), take the argmax and read the word with `vocab.words[index]`.
+    """
 )
 def check_nearest(
     answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str, hint: bool = False
@@ -73,20 +75,24 @@ def _as_pair_table(arguments: tuple, result: object) -> object:
     return table[key.argsort(stable=True)]  # (P, 2)
 
 
-@builds(
+check_skipgram_pairs = build_exercise(
+    notebook="02b_word2vec",
+    solution=skipgram_pairs,
+    hint="""
+        two nested loops: for every position i, for every j with 1 ≤ |i − j| ≤ window and 0
+        ≤ j < len(ids), collect (ids[i], ids[j]). Return two LongTensors, centres and
+        contexts, of the same length (torch.tensor(list, dtype=torch.long) keeps an empty
+        list a LongTensor). The order does not matter: the checker sorts the pairs into a
+        (P, 2) table before comparing.
+    """,
+    success="""
+        Those are skip-gram's training pairs (`word2vec.skipgram_pairs`, which does it with
+        one shifted slice per offset instead of a loop).
+    """,
     reference=_pairs_reference,
     make_inputs=_random_stream,
-    hint="two nested loops: for every position i, for every j with 1 ≤ |i − j| ≤ window and "
-    "0 ≤ j < len(ids), collect (ids[i], ids[j]). Return two LongTensors, centres and contexts, "
-    "of the same length (torch.tensor(list, dtype=torch.long) keeps an empty list a LongTensor). "
-    "The order does not matter: the checker sorts the pairs into a (P, 2) table before comparing.",
-    solution=skipgram_pairs,
-    success="Those are skip-gram's training pairs (`word2vec.skipgram_pairs`, which does it with "
-    "one shifted slice per offset instead of a loop).",
     outcome=_as_pair_table,
 )
-def check_skipgram_pairs(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
-    """02b_word2vec build exercise: the learner's ``skipgram_pairs(ids, window)`` vs the library's."""
 
 
 def _random_vectors(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -115,18 +121,20 @@ def _loss_reference(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> 
     return model(centres, centres, negatives).detach()  # () the batch's mean loss
 
 
-@builds(
+check_negative_sampling_loss = build_exercise(
+    notebook="02b_word2vec",
+    solution=negative_sampling_loss,
+    hint="""
+        the positive score of row b is (u_o[b] * v_c[b]).sum(); the K negative scores are
+        (u_k[b] * v_c[b]).sum(-1) — broadcast v_c[:, None, :] against u_k for all rows at
+        once. The loss of a row is −logσ(positive) − Σ_k logσ(−negative_k); return the mean
+        over rows. Use F.logsigmoid: torch.log(torch.sigmoid(x)) is −inf once x < −104 in
+        float32.
+    """,
+    success="""
+        That is the loss `word2vec.Word2Vec` trains skip-gram with.
+    """,
     reference=_loss_reference,
     make_inputs=_random_vectors,
-    hint="the positive score of row b is (u_o[b] * v_c[b]).sum(); the K negative scores are "
-    "(u_k[b] * v_c[b]).sum(-1) — broadcast v_c[:, None, :] against u_k for all rows at once. The "
-    "loss of a row is −logσ(positive) − Σ_k logσ(−negative_k); return the mean over rows. Use "
-    "F.logsigmoid: torch.log(torch.sigmoid(x)) is −inf once x < −104 in float32.",
-    solution=negative_sampling_loss,
-    success="That is the loss `word2vec.Word2Vec` trains skip-gram with.",
     atol=1e-4,
 )
-def check_negative_sampling_loss(
-    answer: object, hint: bool = False, seed: int | None = None
-) -> Feedback:
-    """02b_word2vec build exercise: the learner's loss of (v_c, u_o, u_k) vs ``word2vec.Word2Vec``'s."""

@@ -8,12 +8,6 @@ import torch
 from torch import nn
 
 
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(B, H, T, D) -> (B, T, H·D): head h fills columns h·D … h·D + D − 1."""
-    B, H, T, D = x.shape
-    return x.transpose(1, 2).reshape(B, T, H * D)  # (B, H, T, D) -> (B, T, H, D) -> (B, T, H·D)
-
-
 def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """softmax(q kᵀ / √D, future hidden) v for q, k, v of shape (B, H, T, D); returns (B, H, T, D)."""
     T, D = q.shape[-2], q.shape[-1]
@@ -40,4 +34,5 @@ def multi_head_attention(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
         split(layer.v_proj(x)),
     )  # 3 × (B, H, T, D)
     heads = causal_attention(q, k, v)  # (B, H, T, D)
-    return layer.out_proj(merge_heads(heads))  # (B, T, C) -> (B, T, C)
+    merged = heads.transpose(1, 2).reshape(B, T, C)  # (B, H, T, D) -> (B, T, H, D) -> (B, T, C)
+    return layer.out_proj(merged)  # (B, T, C) -> (B, T, C)
