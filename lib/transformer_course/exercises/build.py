@@ -16,7 +16,7 @@ see it by accident. ``tests/test_build_exercises.py`` runs every solution throug
 
 An exercise module declares each exercise once: ``check_x = build_exercise(notebook=…,
 solution=x, hint=…, success=…, reference=…, make_inputs=…)`` makes ``check_x`` its checker, with
-the signature ``(answer, hint=False, seed=None)`` and a docstring drawn from the solution's.
+the signature ``(answer, hint=False, seed=None)`` and a docstring that names the solution's arguments.
 
 Introduced in 01_tokenization (the first build exercise); every notebook 01–14 has at least two.
 """
