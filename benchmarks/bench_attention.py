@@ -39,6 +39,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from transformer_course import attention  # noqa: E402
+from transformer_course.device import synchronize  # noqa: E402
 from transformer_course.widgets import attention as explorer  # noqa: E402
 
 
@@ -60,11 +61,6 @@ LARGER = Size("larger", 8, 256, 512, 8)
 LARGEST = Size("largest", 16, 1024, 1024, 16)
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def time_interleaved(
     fns: dict[str, Callable[[], object]], device: torch.device, rounds: int, min_seconds: float
 ) -> dict[str, float]:
@@ -73,22 +69,22 @@ def time_interleaved(
     for name, fn in fns.items():  # warm up and size each round to about min_seconds / rounds
         for _ in range(3):
             fn()
-        _sync(device)
+        synchronize(device)
         start, n = time.perf_counter(), 0
         while time.perf_counter() - start < 0.05 or n < 3:
             fn()
             n += 1
-        _sync(device)
+        synchronize(device)
         per_call = (time.perf_counter() - start) / n
         calls[name] = max(1, int(min_seconds / rounds / per_call))
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            _sync(device)
+            synchronize(device)
             start = time.perf_counter()
             for _ in range(calls[name]):
                 fn()
-            _sync(device)
+            synchronize(device)
             samples[name].append((time.perf_counter() - start) / calls[name])
     return {name: statistics.median(values) for name, values in samples.items()}
 

@@ -66,7 +66,7 @@ sys.path.insert(0, str(HERE))
 from naive_gpt import NaiveGPT  # noqa: E402
 
 from transformer_course import data  # noqa: E402
-from transformer_course.device import autocast_context  # noqa: E402
+from transformer_course.device import autocast_context, synchronize  # noqa: E402
 from transformer_course.model import GPT  # noqa: E402
 from transformer_course.train import (  # noqa: E402
     PRESETS,
@@ -118,11 +118,6 @@ def corpus_cache(ids: torch.Tensor | None = None):
     return _CACHE["corpus"]
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
 def run_steps(model, optimizer, stream, steps: int, batch: int, generator, device) -> None:
     for _ in range(steps):
         x, y = data.get_batch(stream, batch, CONTEXT, generator=generator)  # (B, T)
@@ -163,12 +158,12 @@ def phase_speed(args, device, results: dict) -> None:
     times: dict[str, list[float]] = {name: [] for name in built}
     for _ in range(args.rounds):
         for name, (model, optimizer, (train_ids, _)) in built.items():
-            sync(device)
+            synchronize(device)
             start = time.perf_counter()
             run_steps(
                 model, optimizer, train_ids, args.round_steps, batches[name], generator, device
             )
-            sync(device)
+            synchronize(device)
             times[name].append((time.perf_counter() - start) / args.round_steps)
     step_time = {name: statistics.median(values) for name, values in times.items()}
     spread = {name: (min(values), max(values)) for name, values in times.items()}
@@ -303,10 +298,10 @@ def phase_baseline(args, device, results: dict) -> None:
     wall = 0.0
     done = 0
     for chunk_end in range(args.baseline_eval_every, steps + 1, args.baseline_eval_every):
-        sync(device)
+        synchronize(device)
         start = time.perf_counter()
         run_steps(model, optimizer, train_ids, chunk_end - done, SEED_BATCH, generator, device)
-        sync(device)
+        synchronize(device)
         wall += time.perf_counter() - start
         done = chunk_end
         val = whole_val_loss(model, val_ids, device, batch=8)
@@ -366,7 +361,7 @@ def phase_target(args, device, results: dict) -> None:
     wall, reached = 0.0, None
     step = 0
     while step < recipe.steps:
-        sync(device)
+        synchronize(device)
         start = time.perf_counter()
         for _ in range(args.target_eval_every):
             lr = lr_at(
@@ -385,7 +380,7 @@ def phase_target(args, device, results: dict) -> None:
             )
             step += 1
         val = whole_val_loss(model, val_ids, device, batch=512)
-        sync(device)
+        synchronize(device)
         wall += time.perf_counter() - start  # evaluations count: they are how we know we arrived
         print(f"  step {step:>5}: whole-split val loss {val:.3f}   ({wall:.1f} s)", flush=True)
         if val <= target and reached is None:

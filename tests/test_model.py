@@ -215,8 +215,8 @@ def test_attention_maps(tiny_gpt, placement):
     # The path that keeps the weights computes the same output as the fused one.
     model.eval()
     with torch.no_grad():
-        fused, _ = model._run(idx, return_attention=False)
-        by_hand, _ = model._run(idx, return_attention=True)
+        fused, _ = model._blocks_forward(idx, return_attention=False)
+        by_hand, _ = model._blocks_forward(idx, return_attention=True)
     torch.testing.assert_close(fused, by_hand, rtol=1e-4, atol=1e-5)
 
 

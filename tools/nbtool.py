@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
+from transformer_course.notebook import colab_install_command  # noqa: E402
 
 #: The script format, and what it carries beyond sources: no YAML header, cell tags only.
 PERCENT = "py:percent"
@@ -56,7 +57,7 @@ def colab_install_block() -> str:
         "# In Colab only: install the course library (Colab's torch, numpy and ipywidgets are kept).\n"
         "import sys\n\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install --quiet "transformer-course @ git+{REPOSITORY}.git@main"'
+        f"    %{colab_install_command(REPOSITORY)}"
     )
 
 

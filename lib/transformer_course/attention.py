@@ -29,6 +29,7 @@ __all__ = [
     "attention_weights",
     "causal_mask",
     "divide_by_temperature",
+    "entropy",
     "merge_heads",
     "padding_mask",
     "scaled_dot_product_attention",
@@ -66,9 +67,8 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     B, T, C = x.shape
     if C % n_heads:
         raise ValueError(f"the last dimension ({C}) must be divisible by n_heads ({n_heads})")
-    return x.view(B, T, n_heads, C // n_heads).transpose(
-        1, 2
-    )  # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
+    # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -93,6 +93,12 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     # Dividing a zero row by 1 instead of 0 keeps it (and its gradient) free of NaN.
     total = torch.where(total > 0, total, torch.ones_like(total))
     return exp / total  # (...)
+
+
+def entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Entropy −Σ p log p (nats) of each row of ``weights`` [..., S]; 0 · log 0 counts as 0 (05_scale)."""
+    logs = torch.where(weights > 0, weights.log(), torch.zeros_like(weights))  # (..., S)
+    return -(weights * logs).sum(dim=-1)  # (...)
 
 
 def divide_by_temperature(scores: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -313,9 +319,8 @@ class MultiHeadAttention(nn.Module):
             k = k.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
             v = v.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
         heads, weights = self._heads(q, k, v, mask, only_causal, return_weights)  # (B, H, T, D)
-        out = self.out_proj(
-            heads.transpose(1, 2).reshape(B, T, self.d_model)
-        )  # (B, H, T, D) -> (B, T, C)
+        # (B, H, T, D) -> (B, T, C)
+        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, self.d_model))
         return (out, weights) if return_weights else out
 
     @staticmethod
@@ -379,12 +384,12 @@ class MultiHeadAttention(nn.Module):
             dropped = F.dropout(weights, p=dropout_p, training=dropout_p > 0)  # (B, H, T, S)
             return dropped @ v, weights  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
         if only_causal:
+            # (B, H, T, D)
             return F.scaled_dot_product_attention(
                 q, k, v, dropout_p=dropout_p, is_causal=True
-            ), None  # (B, H, T, D)
-        heads = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, dropout_p=dropout_p
-        )  # (B, H, T, D)
+            ), None
+        # (B, H, T, D)
+        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if mask is not None:
             # Older PyTorch kernels return NaN for a query with no key to look at; ours gives 0.
             heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)

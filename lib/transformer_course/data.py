@@ -260,9 +260,8 @@ def get_batch(
             f"context_length={context_length} needs at least {context_length + 1} token ids "
             f"(inputs plus one target), but the data has {tensor.numel()}; use a shorter context"
         )
-    starts = torch.randint(
-        tensor.numel() - context_length, (batch_size,), generator=generator
-    )  # (B,)
+    # (B,)
+    starts = torch.randint(tensor.numel() - context_length, (batch_size,), generator=generator)
     offsets = torch.arange(context_length)  # (T,)
     index = starts[:, None] + offsets[None, :]  # (B, T)
     x, y = tensor[index], tensor[index + 1]  # (B, T), (B, T)
@@ -303,9 +302,8 @@ def course_batch(
     generator seeded with ``seed`` and the table is initialised under ``seed``.
     """
     ids = corpus_ids if corpus_ids is not None else corpus_token_ids()
-    x, y = get_batch(
-        ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed)
-    )  # (B, T)
+    # (B, T)
+    x, y = get_batch(ids, batch_size, context_length, generator=torch.Generator().manual_seed(seed))
     vocab_size = int(ids.max()) + 1  # ids run 0..max, so the table needs max + 1 rows
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

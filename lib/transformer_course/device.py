@@ -57,6 +57,15 @@ def pick_device(preferred: str | None = None) -> torch.device:
     return torch.device(requested)
 
 
+def synchronize(device: torch.device) -> None:
+    """Wait until ``device`` has finished its queued work, so that a clock read after it times the
+    work itself: CUDA and MPS run kernels asynchronously (12_generation's step timings)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
 def seed_everything(seed: int) -> torch.Generator:
     """Seed Python, NumPy (when installed) and torch; return a CPU generator seeded the same.
 

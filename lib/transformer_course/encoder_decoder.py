@@ -140,9 +140,10 @@ class DecoderBlock(nn.Module):
         own, cross = (None, None) if cache is None else cache
         y = self.norm1(y + self.drop(self.self_attn(y, causal=True, cache=own)))  # (B, T, C)
         if return_weights:
+            # (B, T, C), (B, H, T, S)
             crossed, weights = self.cross_attn(
                 y, context=memory, mask=src_mask, return_weights=True, cache=cross
-            )  # (B, T, C), (B, H, T, S)
+            )
         else:  # the fused kernel: same numbers, faster
             crossed = self.cross_attn(y, context=memory, mask=src_mask, cache=cross)  # (B, T, C)
         y = self.norm2(y + self.drop(crossed))  # (B, T, C)
@@ -166,9 +167,8 @@ class EncoderDecoder(nn.Module):
         self.config = c = config
         self.src_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
         self.tgt_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
-        self.register_buffer(
-            "pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False
-        )  # (max_len, C)
+        # (max_len, C)
+        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False)
         self.drop = nn.Dropout(c.dropout)
         self.encoder = nn.ModuleList(
             EncoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers)
@@ -238,9 +238,8 @@ class EncoderDecoder(nn.Module):
         for i, block in enumerate(self.decoder):
             layer = None if cache is None else cache[i]
             if return_weights:
-                y, weights = block(
-                    y, memory, mask, return_weights=True, cache=layer
-                )  # (B, T, C), (B, H, T, S)
+                # (B, T, C), (B, H, T, S)
+                y, weights = block(y, memory, mask, return_weights=True, cache=layer)
                 maps.append(weights)
             else:
                 y = block(y, memory, mask, cache=layer)  # (B, T, C)
@@ -258,9 +257,10 @@ class EncoderDecoder(nn.Module):
             raise ValueError(
                 f"targets must have the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(targets.shape)}"
             )
+        # (B·T, V) vs (B·T,)
         loss = F.cross_entropy(
             logits.flatten(0, 1), targets.flatten(), ignore_index=self.config.pad_id
-        )  # (B·T, V) vs (B·T,)
+        )
         return logits, loss
 
     @torch.no_grad()
@@ -302,13 +302,11 @@ class EncoderDecoder(nn.Module):
         steps = self._check_steps(max_new_tokens, src)
         c = self.config
         step = _NextAnswerLogits(self, src, self.encode(src), use_cache)
-        start = torch.full(
-            (src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device
-        )  # (B, 1)
+        # (B, 1)
+        start = torch.full((src.shape[0], 1), c.bos_id, dtype=torch.long, device=src.device)
         choose = partial(torch.argmax, dim=-1, keepdim=True)  # (B, V) -> (B, 1)
-        return decode_loop(
-            step, start, steps, choose, eos_id=c.eos_id, pad_id=c.pad_id
-        )  # (B, 1 + n)
+        # (B, 1 + n)
+        return decode_loop(step, start, steps, choose, eos_id=c.eos_id, pad_id=c.pad_id)
 
     @torch.no_grad()
     def beam_decode(
@@ -345,14 +343,12 @@ class EncoderDecoder(nn.Module):
                 score_dtype=torch.float64,
             )  # (1 + t,), ()
             ended = (best == c.eos_id).nonzero()
-            rows.append(
-                best if not len(ended) else best[: int(ended[0]) + 1]
-            )  # no <pad> after <eos>
+            # no <pad> after <eos>
+            rows.append(best if not len(ended) else best[: int(ended[0]) + 1])
             scores.append(float(score))
         width = max(len(r) for r in rows)
-        out = torch.full(
-            (len(rows), width), c.pad_id, dtype=torch.long, device=src.device
-        )  # (B, 1 + n)
+        # (B, 1 + n)
+        out = torch.full((len(rows), width), c.pad_id, dtype=torch.long, device=src.device)
         for b, r in enumerate(rows):
             out[b, : len(r)] = r
         return out, torch.tensor(scores)

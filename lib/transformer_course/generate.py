@@ -220,9 +220,8 @@ def filter_logits(
     if top_p is not None and top_p < 1.0:
         sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)  # (..., V)
         probs = torch.softmax(sorted_logits, dim=-1)  # (..., V)
-        mass_before = (
-            probs.cumsum(dim=-1) - probs
-        )  # (..., V) probability of the tokens ranked above
+        # (..., V) probability of the tokens ranked above
+        mass_before = probs.cumsum(dim=-1) - probs
         drop_sorted = mass_before >= top_p  # (..., V) the nucleus already holds top_p without them
         drop = drop_sorted.scatter(-1, order, drop_sorted)  # (..., V) back to vocabulary order
         scaled = scaled.masked_fill(drop, float("-inf"))  # (..., V)
@@ -239,9 +238,8 @@ def next_token_probs(
     ``temperature=0`` gives the greedy one-hot distribution."""
     check_sampling(temperature, top_k, top_p)
     if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(
-            logits.dtype
-        )  # (..., V)
+        # (..., V)
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
     return torch.softmax(filter_logits(logits, temperature, top_k, top_p), dim=-1)  # (..., V)
 
 
@@ -281,9 +279,8 @@ def generate(
             return logits.argmax(dim=-1, keepdim=True)  # (B, 1)
         probs = next_token_probs(logits, temperature, top_k, top_p)  # (B, V)
         sample_device = generator.device if generator is not None else probs.device
-        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(
-            device
-        )  # (B, 1)
+        # (B, 1)
+        return torch.multinomial(probs.to(sample_device), 1, generator=generator).to(device)
 
     with evaluating(model):
         out = decode_loop(

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from . import _checks as check
+from .device import synchronize
 
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
@@ -140,19 +141,19 @@ def decode_step_times(
     try:
         for p in positions:
             cache = model.new_cache()
-            if p:
-                model(
-                    ids[:, :p], cache=cache, start_pos=0
-                )  # fill the cache with p tokens (untimed)
+            if p:  # fill the cache with p tokens (untimed)
+                model(ids[:, :p], cache=cache, start_pos=0)
             rounds: dict[str, list[float]] = {"cached": [], "uncached": []}
             for _ in range(repeats):
                 start = time.perf_counter()
                 model(ids[:, p : p + 1], cache=cache, start_pos=p)  # (1, 1, V) one new token
+                synchronize(device)
                 rounds["cached"].append(time.perf_counter() - start)
                 for layer in cache:
                     layer.crop(p)  # forget it, to time the same step again
                 start = time.perf_counter()
                 model(ids[:, : p + 1])  # (1, p + 1, V) every token again
+                synchronize(device)
                 rounds["uncached"].append(time.perf_counter() - start)
             for name in times:
                 times[name].append(statistics.median(rounds[name]))

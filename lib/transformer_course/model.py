@@ -85,9 +85,8 @@ class Block(nn.Module):
         self, x: torch.Tensor, return_attention: bool, cache: KVCache | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if return_attention:
-            out, weights = self.attn(
-                x, causal=True, return_weights=True, cache=cache
-            )  # (B, T, C), (B, H, T, S)
+            # (B, T, C), (B, H, T, S)
+            out, weights = self.attn(x, causal=True, return_weights=True, cache=cache)
             return self.attn_dropout(out), weights
         return self.attn_dropout(self.attn(x, causal=True, cache=cache)), None  # (B, T, C)
 
@@ -138,9 +137,10 @@ class GPT(nn.Module):
             self.position_embedding = nn.Embedding(config.context_length, C)  # (T, C)
         if config.positional == "sinusoidal":
             # A constant: built once, moves with .to(device), and stays out of the state dict.
+            # (T, C)
             self.register_buffer(
                 "positional_table", sinusoidal_encoding(config.context_length, C), persistent=False
-            )  # (T, C)
+            )
         self.dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         # Post-norm blocks already end with a norm; pre-norm leaves the residual stream unnormalised.
@@ -198,14 +198,13 @@ class GPT(nn.Module):
         if self.config.embedding_scale == "sqrt_d_model":
             x = x * self.config.embedding_multiplier  # (B, T, C) × √C: tokens at the table's scale
         if self.config.positional == "sinusoidal":
-            x = (
-                x + self.positional_table[start_pos : start_pos + T]
-            )  # (B, T, C) + (T, C) -> (B, T, C)
+            # (B, T, C) + (T, C) -> (B, T, C)
+            x = x + self.positional_table[start_pos : start_pos + T]
         elif self.config.positional == "learned":
             x = x + self.position_embedding.weight[start_pos : start_pos + T]  # (B, T, C) + (T, C)
         return self.dropout(x)  # (B, T, C)
 
-    def _run(
+    def _blocks_forward(
         self,
         idx: torch.Tensor,
         return_attention: bool,
@@ -217,9 +216,8 @@ class GPT(nn.Module):
         for i, block in enumerate(self.blocks):
             layer_cache = None if cache is None else cache[i]
             if return_attention:
-                x, weights = block(
-                    x, return_attention=True, cache=layer_cache
-                )  # (B, T, C), (B, H, T, S)
+                # (B, T, C), (B, H, T, S)
+                x, weights = block(x, return_attention=True, cache=layer_cache)
                 maps.append(weights)
             else:
                 x = block(x, cache=layer_cache)  # (B, T, C) -> (B, T, C)
@@ -270,7 +268,9 @@ class GPT(nn.Module):
         idx = self._check_ids("idx", idx, start_pos=start_pos)
         if targets is not None:
             targets = self._check_ids("targets", targets, like=idx)
-        x, _ = self._run(idx, return_attention=False, cache=cache, start_pos=start_pos)  # (B, T, C)
+        x, _ = self._blocks_forward(
+            idx, return_attention=False, cache=cache, start_pos=start_pos
+        )  # (B, T, C)
         logits = self.lm_head(x)  # (B, T, C) -> (B, T, V)
         if targets is None:
             return logits, None
@@ -289,7 +289,7 @@ class GPT(nn.Module):
                 "the model has no blocks (n_layers=0), so there is no attention to show"
             )
         with evaluating(self):
-            _, maps = self._run(idx, return_attention=True)
+            _, maps = self._blocks_forward(idx, return_attention=True)
         return torch.stack(maps)  # L × (B, H, T, T) -> (L, B, H, T, T)
 
     def num_parameters(self) -> int:

@@ -75,7 +75,6 @@ def apply_rope(
     cos, sin = angles.cos().to(work), angles.sin().to(work)  # (T, D/2)
     pairs = x.to(work).unflatten(-1, (head_dim // 2, 2))  # (..., T, D) -> (..., T, D/2, 2)
     even, odd = pairs[..., 0], pairs[..., 1]  # (..., T, D/2)
-    rotated = torch.stack(
-        (even * cos - odd * sin, even * sin + odd * cos), dim=-1
-    )  # (..., T, D/2, 2)
+    # (..., T, D/2, 2)
+    rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
     return rotated.flatten(-2).to(x.dtype)  # (..., T, D/2, 2) -> (..., T, D)

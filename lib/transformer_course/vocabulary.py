@@ -69,9 +69,8 @@ class CompactVocabulary:
         """Original ids (any shape) → compact ids of the same shape; unknown ids raise ``ValueError``."""
         tensor = _as_long(original, "original")
         table = self.ids.to(tensor.device)  # (V',)
-        position = torch.searchsorted(
-            table, tensor.contiguous()
-        )  # (...) index where each id would sit
+        # (...) index where each id would sit
+        position = torch.searchsorted(table, tensor.contiguous())
         found = table[position.clamp(max=table.numel() - 1)] == tensor  # (...)
         if not bool(found.all()):
             missing = sorted({int(i) for i in tensor[~found].flatten()[:10]})

@@ -336,9 +336,10 @@ def _train(tokens: Sequence[str], config: Word2VecConfig) -> Word2VecResult:
         total, steps = 0.0, 0
         for start in range(0, order.numel(), config.batch_size):
             batch = order[start : start + config.batch_size]  # (B,)
+            # (B, K)
             negatives = torch.multinomial(
                 noise, batch.numel() * config.negatives, replacement=True, generator=generator
-            ).view(batch.numel(), config.negatives)  # (B, K)
+            ).view(batch.numel(), config.negatives)
             loss = model(
                 inputs[batch], targets[batch], negatives, None if mask is None else mask[batch]
             )

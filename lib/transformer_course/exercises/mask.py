@@ -68,9 +68,8 @@ class _LeakyAttention(MultiHeadAttention):
             elif self._diagonal is None:
                 leaky = torch.ones(T, T, dtype=torch.bool, device=x.device)  # (T, T) nothing hidden
             else:
-                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(
-                    self._diagonal
-                )  # (T, T)
+                # (T, T)
+                leaky = torch.ones(T, T, dtype=torch.bool, device=x.device).tril(self._diagonal)
             mask = leaky if mask is None else mask & leaky
         return super().forward(
             x, context=context, mask=mask, causal=False, return_weights=return_weights, cache=cache
@@ -115,9 +114,8 @@ def suspect_model(seed: int = 6) -> GPT:
 def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
     with torch.no_grad():
         changed = idx.clone()
-        changed[:, t + 1 :] = (
-            changed[:, t + 1 :] + 1
-        ) % model.config.vocab_size  # (B, T) every later token differs
+        # (B, T) every later token differs
+        changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % model.config.vocab_size
         before, _ = model(idx)  # (B, T, V)
         after, _ = model(changed)  # (B, T, V)
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])
@@ -270,18 +268,16 @@ check_mask_future = build_exercise(
 
 
 def _padding_mask_reference(lengths: torch.Tensor, S: int) -> torch.Tensor:
-    valid = (
-        torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]
-    )  # (1, S) < (B, 1) -> (B, S)
+    # (1, S) < (B, 1) -> (B, S)
+    valid = torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]
     return library_padding_mask(valid)  # (B, S) -> (B, 1, 1, S)
 
 
 def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     B = int(torch.randint(1, 6, (1,), generator=generator))
     S = int(torch.randint(1, 9, (1,), generator=generator))
-    lengths = torch.randint(
-        1, S + 1, (B,), generator=generator
-    )  # (B,) every window has ≥ 1 real token
+    # (B,) every window has ≥ 1 real token
+    lengths = torch.randint(1, S + 1, (B,), generator=generator)
     lengths[0] = S  # a window with no padding at all: a sloppy `<=` or off-by-one shows here too
     return lengths, S
 

@@ -42,9 +42,8 @@ def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
     B = int(torch.randint(1, 4, (1,), generator=generator))
     H = int(torch.randint(1, 5, (1,), generator=generator))
     T = int(torch.randint(1, 8, (1,), generator=generator))  # T = 1 too: one token sees only itself
-    D = int(
-        torch.randint(1, 10, (1,), generator=generator)
-    )  # odd head sizes: 1/√D, not 1/√C or 1/√T
+    # odd head sizes: 1/√D, not 1/√C or 1/√T
+    D = int(torch.randint(1, 10, (1,), generator=generator))
     shape = (B, H, T, D)
     return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
 
@@ -80,9 +79,8 @@ def _random_layer_and_input(
     T = int(torch.randint(1, 8, (1,), generator=generator))
     layer = attention.MultiHeadAttention(H * D, H)
     with torch.no_grad():
-        for (
-            parameter
-        ) in layer.parameters():  # drawn from the generator: the same layer for both calls
+        # drawn from the generator: the same layer for both calls
+        for parameter in layer.parameters():
             parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
     return layer, torch.randn(B, T, H * D, generator=generator)  # (B, T, C)
 

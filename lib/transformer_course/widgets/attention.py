@@ -53,9 +53,8 @@ def weights_from_qk(
     T = q.shape[-2]
     mask = attention.causal_mask(T, device=q.device) if causal else None  # (T, T)
     with torch.no_grad():
-        return attention.attention_weights(
-            q, k, mask=mask, scale=None if scaled else 1.0
-        )  # (..., H, T, T)
+        # (..., H, T, T)
+        return attention.attention_weights(q, k, mask=mask, scale=None if scaled else 1.0)
 
 
 def attention_row_table(

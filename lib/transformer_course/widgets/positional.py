@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from .. import viz
 from ..positional import sinusoidal_encoding
+from . import figure_output
 
 
 def check_knobs(context_length: int, d_model: int, base: float, dimension: int) -> str | None:
@@ -85,7 +86,6 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
     """Sliders for context length, d_model (odd values allowed, and refused with a message),
     base and dimension over :func:`positional_view`."""
     import ipywidgets as widgets
-    from IPython.display import display
 
     length = widgets.IntSlider(value=context_length, min=1, max=256, description="context")
     width = widgets.IntSlider(value=d_model, min=1, max=512, description="d_model")
@@ -100,15 +100,8 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
 
     width.observe(follow_width, names="value")
 
-    def draw(context: int, model: int, b: float, d: int) -> None:
-        result = positional_view(context, model, b, d)
-        if isinstance(result, str):
-            print(result)
-        else:
-            display(result)
-            plt.close(result)
-
-    out = widgets.interactive_output(
-        draw, {"context": length, "model": width, "b": base_slider, "d": dim}
+    out = figure_output(
+        positional_view,
+        {"context_length": length, "d_model": width, "base": base_slider, "dimension": dim},
     )
     return widgets.VBox([widgets.HBox([length, width]), widgets.HBox([base_slider, dim]), out])

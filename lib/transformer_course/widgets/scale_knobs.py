@@ -8,6 +8,7 @@ is the thin ipywidgets wrapper (a d_k slider and a "scale by 1/√d_k" checkbox)
 
 from __future__ import annotations
 
+import functools
 import math
 
 import matplotlib.pyplot as plt
@@ -17,6 +18,8 @@ import torch
 from matplotlib.figure import Figure
 
 from .. import attention
+from ..attention import entropy
+from . import figure_output
 
 MAX_D_K = 4096
 #: The widget's largest d_k; the histogram's x-range is fixed to ±4·√(it) so that turning the
@@ -50,12 +53,6 @@ def score_sample(d_k: int, *, scaled: bool, n_keys: int = 16, seed: int = 0) -> 
     k = torch.randn(n_keys, d_k, generator=generator)  # (T, d_k)
     scores = q @ k.T  # (T, d_k) @ (d_k, T) -> (T, T)
     return scores / math.sqrt(d_k) if scaled else scores  # (T, T)
-
-
-def entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy −Σ p log p (nats) of each row of ``weights`` [..., S]; 0 · log 0 counts as 0."""
-    logs = torch.where(weights > 0, weights.log(), torch.zeros_like(weights))  # (..., S)
-    return -(weights * logs).sum(dim=-1)  # (...)
 
 
 def score_statistics(
@@ -109,19 +106,11 @@ def scale_view(
 def scale_widget(d_k: int = 16, n_keys: int = 16):
     """A d_k slider, a scale checkbox and a row slider over :func:`scale_view` (05_scale)."""
     import ipywidgets as widgets
-    from IPython.display import display
 
     size = widgets.IntSlider(value=d_k, min=1, max=WIDGET_MAX_D_K, description="d_k")
     scaled = widgets.Checkbox(value=True, description="scale by 1/√d_k")
     row = widgets.IntSlider(value=0, min=0, max=n_keys - 1, description="row")
 
-    def draw(d_k: int, scaled: bool, row: int) -> None:
-        result = scale_view(d_k, scaled, row, n_keys=n_keys)
-        if isinstance(result, str):
-            print(result)
-        else:
-            display(result)
-            plt.close(result)
-
-    out = widgets.interactive_output(draw, {"d_k": size, "scaled": scaled, "row": row})
+    view = functools.partial(scale_view, n_keys=n_keys)
+    out = figure_output(view, {"d_k": size, "scaled": scaled, "row": row})
     return widgets.VBox([widgets.HBox([size, scaled, row]), out])

@@ -6,6 +6,7 @@ without a browser); :func:`temperature_widget` is the thin ipywidgets wrapper.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -14,8 +15,9 @@ import torch
 from matplotlib.figure import Figure
 
 from .. import attention
+from ..attention import entropy
 from ..viz import token_label
-from .scale_knobs import entropy
+from . import figure_output
 
 __all__ = [
     "check_temperature",
@@ -97,17 +99,9 @@ def temperature_widget(scores: torch.Tensor, tokens: Sequence[str] | None = None
     """A temperature slider (0.05 … 5) over :func:`temperature_view` for one row of scores [T]
     (``tokens``: T labels)."""
     import ipywidgets as widgets
-    from IPython.display import display
 
     temperature = widgets.FloatSlider(value=1.0, min=0.05, max=5.0, step=0.05, description="τ")
 
-    def draw(temperature: float) -> None:
-        result = temperature_view(scores, temperature, tokens)
-        if isinstance(result, str):
-            print(result)
-        else:
-            display(result)
-            plt.close(result)
-
-    out = widgets.interactive_output(draw, {"temperature": temperature})
+    view = functools.partial(temperature_view, scores, tokens=tokens)
+    out = figure_output(view, {"temperature": temperature})
     return widgets.VBox([temperature, out])

@@ -18,8 +18,7 @@ def stable_softmax(scores: torch.Tensor) -> torch.Tensor:
 def temperature_softmax(scores: torch.Tensor, temperature: float) -> torch.Tensor:
     """softmax(scores / τ) along the last axis; τ < 1 sharpens the rows, τ > 1 flattens them."""
     scaled = scores / temperature  # (*, S) −inf stays −inf
-    shifted = scaled - scaled.amax(
-        dim=-1, keepdim=True
-    )  # (*, S) the largest entry of each row is 0
+    # (*, S) the largest entry of each row is 0
+    shifted = scaled - scaled.amax(dim=-1, keepdim=True)
     exp = torch.exp(shifted)  # (*, S) cannot overflow
     return exp / exp.sum(dim=-1, keepdim=True)  # (*, S) every row keeps a key, so the sum is ≥ 1

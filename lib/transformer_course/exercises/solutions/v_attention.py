@@ -14,9 +14,8 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch
     scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # (B, H, T, D) @ (B, H, D, T) -> (B, H, T, T)
     visible = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()  # (T, T) True = may attend
     scores = scores.masked_fill(~visible, float("-inf"))  # (B, H, T, T) the future -> -inf
-    weights = torch.softmax(
-        scores, dim=-1
-    )  # (B, H, T, T) the diagonal is always visible: no empty row
+    # (B, H, T, T) the diagonal is always visible: no empty row
+    weights = torch.softmax(scores, dim=-1)
     return weights @ v  # (B, H, T, T) @ (B, H, T, D) -> (B, H, T, D)
 
 
