@@ -128,6 +128,39 @@ def _nudge(result):
     return object()
 
 
+SLIPS = [
+    (f"{name}: {slip}", check, slip, wrong)
+    for name, check in BUILD_CHECKERS
+    for slip, wrong in (check.exercise.slips or {}).items()
+]
+
+
+@pytest.mark.parametrize("check, slip, wrong", [s[1:] for s in SLIPS], ids=[s[0] for s in SLIPS])
+def test_a_known_slip_is_named(check, slip, wrong):
+    """A learner who makes a declared slip is told which one, not only where the numbers differ."""
+    feedback = check(wrong, seed=0)
+    assert not feedback.correct, f"the slip {slip!r} passed: {feedback}"
+    assert slip in feedback.message, feedback.message
+
+
+def test_a_slip_is_named_only_when_it_matches():
+    """The slip's name comes from agreeing with its result, not from failing: a different wrong
+    answer is told what differs, and no slip."""
+    exercise = BuildExercise(
+        name="double",
+        reference=lambda x: 2 * x,
+        make_inputs=lambda g: (torch.randn(3, generator=g),),
+        hint="multiply by two",
+        solution=lambda x: 2 * x,
+        success="",
+        slips={"adding one instead of doubling": lambda x: x + 1},
+    )
+    named = exercise.check(lambda x: x + 1, seed=0)
+    assert not named.correct and "adding one instead of doubling" in named.message
+    other = exercise.check(lambda x: 3 * x, seed=0)
+    assert not other.correct and "adding one" not in other.message and "seed=0" in other.message
+
+
 @pytest.mark.parametrize("name, check", BUILD_CHECKERS, ids=[name for name, _ in BUILD_CHECKERS])
 def test_hint_and_solution_on_request(name, check):
     feedback = check(..., hint=True)

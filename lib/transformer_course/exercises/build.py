@@ -6,7 +6,8 @@ has just built, with ``...`` as its body — and a checker. The checker
 1. calls the learner's function and the library's (the *reference*) on the same fresh random
    inputs, several times (a new seed each call, so a function cannot pass by matching one example);
 2. compares the results and says what differs: the type, the shape, the dtype, the first wrong
-   entry and the largest error — never just "wrong";
+   entry and the largest error — never just "wrong"; when the wrong result equals one of the
+   exercise's known *slips* (say, the variance divided by d − 1), the verdict names that slip;
 3. treats a stub that still returns ``None`` as "not answered yet", so a stored notebook shows a
    gentle reminder, not a failure.
 
@@ -191,6 +192,9 @@ class BuildExercise:
     trials: int = 5
     atol: float = 1e-5
     outcome: Callable[[tuple, Any], Any] | None = None
+    #: Known wrong versions, ``{"what the slip is": function}``: each takes the reference's
+    #: arguments. A wrong answer that agrees with one of them is told which slip it made.
+    slips: Mapping[str, Callable[..., Any]] | None = None
 
     def _outcome(self, arguments: tuple, result: Any) -> Any:
         return result if self.outcome is None else self.outcome(arguments, result)
@@ -241,12 +245,28 @@ class BuildExercise:
                     )
                 problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
             if problem:
-                return report(False, "", f"on inputs {inputs}: {problem} {again}")
+                slip = self._matching_slip(trial_seed, self._outcome(learner_args, result))
+                named = f"it looks like {slip}: your result equals that mistake's. " if slip else ""
+                return report(False, "", f"{named}on inputs {inputs}: {problem} {again}")
         return report(
             True,
             f"`{self.name}` matches the library on {self.trials} random inputs. {self.success}",
             "",
         )
+
+    def _matching_slip(self, trial_seed: int, learner_outcome: Any) -> str | None:
+        """The first of :attr:`slips` whose result on this trial's inputs equals the learner's."""
+        for description, wrong in (self.slips or {}).items():
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(trial_seed)
+                arguments = self.make_inputs(torch.Generator().manual_seed(trial_seed))
+                try:
+                    wrong_outcome = self._outcome(arguments, wrong(*arguments))
+                except Exception:  # a slip that cannot run on these inputs is not the one
+                    continue
+            if compare_results(learner_outcome, wrong_outcome, self.atol) is None:
+                return description
+        return None
 
 
 def build_exercise(
@@ -264,7 +284,9 @@ def build_exercise(
 
     ``notebook`` introduces the exercise; ``solution`` is the function the learner writes (its name
     and signature name the exercise), judged against ``reference`` on ``make_inputs`` draws;
-    ``options`` are the other fields of :class:`BuildExercise` (``trials``, ``atol``, ``outcome``).
+    ``options`` are the other fields of :class:`BuildExercise` (``trials``, ``atol``, ``outcome``,
+    ``slips``: the known wrong versions a failed answer is matched against, so the verdict names
+    the slip, e.g. ``slips={"the unbiased variance (divides by d − 1)": layer_norm_unbiased}``).
     The checker carries the exercise as ``.exercise`` (the tests find build exercises by it).
     """
     exercise = BuildExercise(
