@@ -74,6 +74,7 @@ generate: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check lib tests notebooks benchmarks tools site conftest.py
 	$(BIN)/ruff format --check lib tests tools benchmarks site conftest.py
+	PYTHONPATH=lib $(BIN)/lint-imports --no-cache
 
 # Everything but the browser: ruff, the library tests, the Colab and API checks, and nbval
 # (strict) over every notebook, with a per-notebook time table at the end.

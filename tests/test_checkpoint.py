@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from transformer_course import checkpoint as ckpt
-from transformer_course import checkpoint_io
+from transformer_course.checkpoint import files as checkpoint_io
 from transformer_course.checkpoint import (
     CheckpointError,
     load_checkpoint,

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from transformer_course.__main__ import build_parser, main
 from transformer_course.checkpoint import load_checkpoint
+from transformer_course.cli import build_parser, main
 
 TEXT = (
     "The salesperson listens to the customer. The customer explains the need, and the salesperson "
@@ -268,7 +268,7 @@ def test_summary_line_shows_threads_and_save_interval(tmp_path, text_file, capsy
 
 
 def test_thread_rule():
-    from transformer_course.__main__ import auto_threads
+    from transformer_course.cli import auto_threads
 
     assert auto_threads(642_368, 32 * 16, cores=2) == 1  # the CLI default model
     assert auto_threads(10**9, 4096, cores=8) == 8

@@ -102,9 +102,11 @@ def test_codec_round_trips_through_checkpoint_metadata(tmp_path):
     assert torch.equal(again.encode("the customer listens"), codec.encode("the customer listens"))
 
 
-def test_old_names_stay_importable():
+def test_the_embedded_batch_lives_in_embedding():
+    """``course_batch`` is embedding's own (data stays a pure data module); the corpus ids the
+    notebooks first met in ``embedding`` are still data's."""
     from transformer_course import embedding
 
-    assert embedding.course_batch is data.course_batch
+    assert embedding.course_batch.__module__ == "transformer_course.embedding"
+    assert not hasattr(data, "course_batch")
     assert embedding.corpus_token_ids is data.corpus_token_ids
-    assert embedding.CourseBatch is data.CourseBatch

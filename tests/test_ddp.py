@@ -86,7 +86,7 @@ def worker(rank: int, world: int, out: str, port: int) -> None:
     finally:
         dist.destroy_process_group()
 
-    from transformer_course.__main__ import main
+    from transformer_course.cli import main
 
     os.environ.update(
         RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),

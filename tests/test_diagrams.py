@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from transformer_course import diagrams
-from transformer_course.diagrams_base import render
+from transformer_course.diagrams.base import render
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))

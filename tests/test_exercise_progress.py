@@ -135,7 +135,7 @@ def test_the_course_notebooks_start_unanswered():
 
 
 def test_the_check_command_tables_and_exits_by_the_result(tmp_path, capsys):
-    from transformer_course.__main__ import main
+    from transformer_course.cli import main
 
     _write(tmp_path, "06_mask.ipynb", [_cell("check_mask_future(f)", [_result("✅ Correct: yes")])])
     assert main(["check", str(tmp_path)]) == 0

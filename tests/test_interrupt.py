@@ -24,14 +24,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_course.__main__ import main
 from transformer_course.checkpoint import (
     CheckpointSaveError,
     NonFiniteWeightsError,
     save_checkpoint,
 )
+from transformer_course.cli import main
 from transformer_course.model import GPT, GPTConfig
-from transformer_course.numerics import NonFiniteLossError, non_finite_loss_message
+from transformer_course.train.numerics import NonFiniteLossError, non_finite_loss_message
 from transformer_course.train import TrainConfig, train
 
 TEXT = (
@@ -51,7 +51,7 @@ CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     import transformer_course.train as training
-    from transformer_course.__main__ import main
+    from transformer_course.cli import main
 
     real_train, marker = training.train, Path(sys.argv[1])
 
@@ -264,7 +264,7 @@ def test_read_only_folder(tmp_path, monkeypatch):
 
 
 def test_time_based_saves(tmp_path, monkeypatch):
-    import transformer_course._train_run as training
+    import transformer_course.train.run as training
 
     saved_at = []
     real = training.save_checkpoint

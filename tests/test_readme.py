@@ -146,7 +146,7 @@ def test_a_make_target_the_makefile_lacks_is_caught(scratch):
 
 
 def test_generate_notes_an_undertrained_checkpoint_only():
-    from transformer_course.__main__ import UNDERTRAINED_LOSS, _undertrained_note
+    from transformer_course.cli import UNDERTRAINED_LOSS, _undertrained_note
 
     early = {"step": 40, "history": {"val_loss": [8.2, 6.46]}}
     note = _undertrained_note(early, 3771)

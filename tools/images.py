@@ -24,7 +24,7 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course.diagrams import NOTEBOOKS, all_diagrams, image_url  # noqa: E402
-from transformer_course.diagrams_base import render  # noqa: E402
+from transformer_course.diagrams.base import render  # noqa: E402
 
 IMAGES = REPO / "images"
 NOTEBOOK_DIR = REPO / "notebooks"

@@ -23,6 +23,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from .device import evaluating
+
 __all__ = ["CausalityError", "CausalityReport", "check_causal"]
 
 
@@ -163,13 +165,9 @@ def check_causal(
     T = _checked_arguments(model, T, batch_size, atol)
     generator = torch.Generator().manual_seed(seed)
     probe = _Probe.build(model, T, batch_size, generator, forward_kwargs)
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         changed, max_change = _perturbation_test(probe, atol, generator)
         leaks, max_gradient = _gradient_test(probe, generator)
-    finally:
-        model.train(was_training)
     report = CausalityReport(
         positions=T,
         mode=probe.mode,

@@ -1,9 +1,11 @@
-"""Device choice and seeding (introduced in 00_setup).
+"""Device choice and seeding (introduced in 00_setup), and the small helpers that every layer
+above uses with a model on a device: :func:`evaluating` (eval mode inside a ``with``),
+:func:`unwrap` (the plain model inside DDP or ``torch.compile``) and :func:`dist_info`.
 
 The course runs on CUDA, Apple MPS or the CPU. ``pick_device`` prefers them in
 that order; the environment variable ``TRANSFORMER_COURSE_DEVICE`` overrides.
 ``reproducible_cpu_environment`` names the settings under which the stored notebook
-outputs are computed, so any x86-64 machine prints exactly the same numbers.
+outputs are computed, so a machine of the same processor family prints exactly the same numbers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import platform
 import random
 
 import torch
+import torch.distributed as dist
+from torch import nn
 
 from . import _checks as check
 
@@ -101,14 +105,18 @@ def autocast_context(device: torch.device, enabled: bool = True):
 
 
 def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
-    """Environment variables under which CPU results are bit-identical across x86-64 machines.
+    """Environment variables under which CPU results are bit-identical from run to run.
 
     PyTorch and MKL pick their kernels by instruction set: an AVX-512 machine sums in a
     different order than an AVX2 one, and a model trained for hundreds of steps turns those
     last-bit differences into a different loss in the second decimal and different generated
     text. Pinning every x86-64 machine to its AVX2 kernels (``ATEN_CPU_CAPABILITY``, MKL's
     conditional numerical reproducibility ``MKL_CBWR``, oneDNN's ``ONEDNN_MAX_CPU_ISA``) and
-    to one thread makes the stored notebook outputs what nbval recomputes anywhere.
+    to one thread makes the stored notebook outputs what nbval recomputes on a machine of the
+    same processor family. It does not make every vendor agree: under the same pins an Intel
+    Xeon with AVX-512 and an AMD AVX2 processor still differ in the last bits (measured: a few
+    printed numbers of 09 and 11 move by one in the last digit), so the stored outputs are
+    recorded on the machine CI runs on.
     ``tools/nbtool.py`` and the test suite put these into the environment that notebook
     kernels inherit, before any kernel starts: a process reads them when it loads ``torch``,
     so setting them inside a running kernel is too late. Other processors (Apple silicon,
@@ -119,3 +127,33 @@ def reproducible_cpu_environment(machine: str | None = None) -> dict[str, str]:
     if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
         environment.update(ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
     return environment
+
+
+@contextlib.contextmanager
+def evaluating(model: nn.Module):
+    """Switch ``model`` to eval mode (no dropout) inside the ``with``, then restore its mode
+    (introduced in 11_training; generation, evaluation and the KV-cache timings use it)."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The plain model inside ``DistributedDataParallel`` (``.module``) or ``torch.compile`` (``._orig_mod``)."""
+    while True:
+        if isinstance(model, nn.parallel.DistributedDataParallel):
+            model = model.module
+        elif hasattr(model, "_orig_mod") and isinstance(model._orig_mod, nn.Module):
+            model = model._orig_mod
+        else:
+            return model
+
+
+def dist_info() -> tuple[bool, int, int]:
+    """(distributed, rank, world size) of this process: (False, 0, 1) outside torch.distributed."""
+    if dist.is_available() and dist.is_initialized():
+        return True, dist.get_rank(), dist.get_world_size()
+    return False, 0, 1

@@ -11,9 +11,10 @@ The questions a learner asks while a model trains, answered with numbers:
 - *What does the model write at that loss?* :class:`SampleRecorder` is a ``train`` callback
   that stores a greedy sample the first time the (smoothed) training loss drops below each
   threshold; :func:`repetition_rate` measures how much a sample loops.
-- *How long will this take?* :func:`estimate_training_time` times a few steps of a copy of the
-  model and extrapolates to the whole run. Its text carries the ⏱ marker that the notebook
-  tests replace, because timings differ from machine to machine.
+- *How long will this take?* ``estimate_training_time`` (with ``RunEstimate`` and
+  ``TIMING_MARK``) lives in :mod:`transformer_course.train.estimate`, since it runs ``train``;
+  notebooks 11 and 13 import it from here, and the module-level ``__getattr__`` below forwards
+  those three names on first use (PEP 562) so this leaf module never imports the training loop.
 """
 
 from __future__ import annotations
@@ -27,18 +28,14 @@ from typing import Any
 import torch
 
 from . import _checks
-from .run_estimate import TIMING_MARK, RunEstimate, estimate_training_time
 
 __all__ = [
-    "TIMING_MARK",
     "InitialLossCheck",
     "InitialLossWarning",
     "Milestone",
-    "RunEstimate",
     "SampleRecorder",
     "check_initial_loss",
     "describe_loss",
-    "estimate_training_time",
     "perplexity",
     "repetition_rate",
     "warn_if_initial_loss_off",
@@ -291,3 +288,15 @@ class SampleRecorder:
         losses = history.train_loss[-self.window :]
         self._store("final", history.steps, sum(losses) / max(len(losses), 1))
         return self.milestones[-1]
+
+
+#: Names that live in :mod:`.train.estimate` and stay importable from here (11, 13 import them).
+_FORWARDED = ("TIMING_MARK", "RunEstimate", "estimate_training_time")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FORWARDED:
+        from .train import estimate
+
+        return getattr(estimate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

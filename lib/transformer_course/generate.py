@@ -29,7 +29,7 @@ from torch import nn
 
 from . import _checks as check
 from .attention import divide_by_temperature
-from .model import evaluating
+from .device import evaluating
 
 
 def _context_length(model: nn.Module) -> int | None:

@@ -1,12 +1,15 @@
 """What defines the course's GPT: :class:`GPTConfig` and the names of its switches
 (09_transformer_block; the LLaMA-style switches in 13_modern_blocks). :mod:`.model` builds the
 network from it; the config lives apart so that it reads, and validates, on its own.
+:data:`MODEL_PRESETS` and :func:`model_preset` are the model's half of the named recipes
+(11_training; the training half is ``train.PRESETS``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _checks as check
 
@@ -126,3 +129,34 @@ class GPTConfig:
         if self.d_ff is not None:
             return self.d_ff
         return math.ceil(8 * self.d_model / 3) if self.feedforward == "swiglu" else 4 * self.d_model
+
+
+#: The ``GPTConfig`` arguments (all but ``vocab_size``) that go with each recipe. The seed's
+#: sizes and its sinusoidal table throughout: GPTConfig's default ``embedding_scale`` puts the
+#: token vectors at the table's scale (11_training measures why that matters).
+MODEL_PRESETS: dict[str, dict[str, Any]] = {
+    "seed": {"context_length": 16, "d_model": 64, "n_heads": 4, "n_layers": 8, "dropout": 0.1},
+    "cpu-demo": {
+        "context_length": 16,
+        "d_model": 64,
+        "n_heads": 4,
+        "n_layers": 8,
+        "dropout": 0.1,
+        "positional": "sinusoidal",
+    },
+    "gpu": {
+        "context_length": 64,
+        "d_model": 128,
+        "n_heads": 8,
+        "n_layers": 8,
+        "dropout": 0.2,
+        "positional": "sinusoidal",
+    },
+}
+
+
+def model_preset(name: str, vocab_size: int, **overrides: Any) -> GPTConfig:
+    """The ``GPTConfig`` of recipe ``name`` for ``vocab_size`` tokens (fields in ``overrides`` win)."""
+    if name not in MODEL_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(MODEL_PRESETS)}, got {name!r}")
+    return GPTConfig(vocab_size=vocab_size, **{**MODEL_PRESETS[name], **overrides})

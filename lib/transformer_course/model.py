@@ -10,7 +10,6 @@ walk-through (SOURCES.md): context 16, d_model 64, 4 heads, 8 blocks, dropout 0.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -18,6 +17,7 @@ from torch.nn import functional as F
 
 from . import _checks as check
 from .attention import MultiHeadAttention
+from .device import evaluating  # GPT.parameter_counts uses it; 11_training imports it from here
 from .feedforward import FeedForward, SwiGLU
 from .gpt_config import (
     EMBEDDING_SCALES,
@@ -106,17 +106,6 @@ class Block(nn.Module):
             x = self.norm1(x + attended)  # (B, T, C)
             x = self.norm2(x + self.ffn(x))  # (B, T, C)
         return (x, weights) if return_attention else x
-
-
-@contextmanager
-def evaluating(model: nn.Module):
-    """Switch ``model`` to eval mode (no dropout) inside the ``with``, then restore its mode."""
-    was_training = model.training
-    model.eval()
-    try:
-        yield model
-    finally:
-        model.train(was_training)
 
 
 class GPT(nn.Module):

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import tiktoken
 
+from .corpus_source import data_dir
+
 TIKTOKEN_ENV_VAR = "TIKTOKEN_CACHE_DIR"
 
 
@@ -34,8 +36,6 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
             f"unknown encoding {name!r}; choose one of {tiktoken.list_encoding_names()}"
         )
     if not os.environ.get(TIKTOKEN_ENV_VAR):
-        from .data import data_dir
-
         # Keep tiktoken's download with the course data instead of a temp folder.
         os.environ[TIKTOKEN_ENV_VAR] = str(data_dir() / "tiktoken_cache")
     cache = os.environ[TIKTOKEN_ENV_VAR]

@@ -2,7 +2,8 @@
 
 :func:`estimate_training_time` times a few steps of a copy of the model and extrapolates to the
 whole run. Its text carries the ⏱ marker (:data:`TIMING_MARK`) that the notebook tests replace,
-because timings differ from machine to machine. Re-exported by :mod:`.diagnostics`.
+because timings differ from machine to machine. Notebooks 11 and 13 import it from :mod:`transformer_course.diagnostics`, which forwards the
+names here on first use.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from . import _checks
+from .. import _checks
+from ..device import unwrap
+from .config import TrainConfig
+from .evaluation import evaluate
 
 #: The timing marker: tests/nbval_sanitize.cfg replaces "⏱ …" up to the end of the line.
 TIMING_MARK = "⏱"
@@ -80,8 +84,7 @@ def estimate_training_time(
     does. The first step (allocations, warm-up) is not counted; the median of the others is.
     ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
     """
-    from .checkpoint import unwrap
-    from .train import TrainConfig, evaluate, train
+    from . import train  # the package's loop: this module sits inside the package it times
 
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")

@@ -35,26 +35,25 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._train_run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
-from .checkpoint import CheckpointSaveError, NonFiniteWeightsError, unwrap
-from .diagnostics import warn_if_initial_loss_off
+from ..checkpoint import (
+    CheckpointSaveError,
+    NonFiniteWeightsError,
+    load_checkpoint,
+    save_checkpoint,
+)
+from ..device import unwrap
+from ..diagnostics import warn_if_initial_loss_off
+from ..gpt_config import MODEL_PRESETS, model_preset  # a recipe's model half; 11 imports it here
+from .config import ON_INTERRUPT, PRESETS, History, TrainConfig, with_preset
 from .evaluation import evaluate, sampled_loss
 from .interrupts import STOP_SIGNALS, InterruptGuard, StepWatch
 from .numerics import NonFiniteLossError
-from .train_config import (
-    MODEL_PRESETS,
-    ON_INTERRUPT,
-    PRESETS,
-    History,
-    TrainConfig,
-    model_preset,
-    with_preset,
-)
+from .run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
 
 __all__ = [
     "MODEL_PRESETS", "ON_INTERRUPT", "PRESETS", "STOP_SIGNALS", "History", "TrainConfig",
-    "evaluate", "lr_at", "make_optimizer", "model_preset", "sampled_loss", "train", "train_step",
-    "with_preset",
+    "evaluate", "load_checkpoint", "lr_at", "make_optimizer", "model_preset", "sampled_loss",
+    "save_checkpoint", "train", "train_step", "with_preset",
 ]  # fmt: skip
 
 #: The errors that end a run for good; each carries the run's History as ``.history``.

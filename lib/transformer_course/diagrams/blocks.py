@@ -9,8 +9,20 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from .diagrams import COURSE, CourseNumbers
-from .diagrams_base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+from .base import (
+    COURSE,
+    PALETTE,
+    Box,
+    CourseNumbers,
+    arrow,
+    box,
+    canvas,
+    frame,
+    line,
+    note,
+    plus,
+    title,
+)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .diagrams import COURSE, CourseNumbers
-from .diagrams_base import (
+from .base import (
+    COURSE,
     EDGE,
     MONO,
     PALETTE,
     SHAPE_COLOUR,
     Box,
+    CourseNumbers,
     arrow,
     badge,
     box,

@@ -39,7 +39,7 @@ def distributed_setup(requested_device: str | None):
     import torch
     from torch import distributed as dist
 
-    from .device import pick_device
+    from ..device import pick_device
 
     world = env_int("WORLD_SIZE", 1)
     if world <= 1:
@@ -111,7 +111,7 @@ def check_writable(checkpoint: Path) -> None:
     """Refuse an unwritable --checkpoint before training, not after the work is done."""
     import tempfile
 
-    from .checkpoint import CheckpointSaveError
+    from ..checkpoint import CheckpointSaveError
 
     try:
         checkpoint.parent.mkdir(parents=True, exist_ok=True)

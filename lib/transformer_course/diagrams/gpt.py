@@ -6,8 +6,22 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from .diagrams import COURSE, NOTEBOOKS, CourseNumbers
-from .diagrams_base import PALETTE, Box, arrow, badge, box, canvas, frame, line, note, plus, title
+from .base import (
+    COURSE,
+    NOTEBOOKS,
+    PALETTE,
+    Box,
+    CourseNumbers,
+    arrow,
+    badge,
+    box,
+    canvas,
+    frame,
+    line,
+    note,
+    plus,
+    title,
+)
 
 
 class _Roadmap:

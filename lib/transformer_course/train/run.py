@@ -21,14 +21,15 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
-from . import data
-from . import device as devices
-from .checkpoint import load_checkpoint, non_finite_tensors, save_checkpoint, unwrap
-from .diagnostics import perplexity
-from .evaluation import dist_info, evaluate
+from .. import data
+from .. import device as devices
+from ..checkpoint import load_checkpoint, non_finite_tensors, save_checkpoint
+from ..device import dist_info, unwrap
+from ..diagnostics import perplexity
+from .config import History, TrainConfig
+from .evaluation import evaluate
 from .interrupts import InterruptGuard
 from .numerics import NonFiniteLossError, non_finite_loss_message
-from .train_config import History, TrainConfig
 
 #: Losses stay on the device for this many steps before one sync copies them to the history.
 SYNC_EVERY = 50
@@ -268,7 +269,7 @@ def _stop_at_non_finite(run: Run, bad: int) -> None:
 def open_bar(run: Run) -> None:
     """The progress bar (rank 0 only, and only when ``config.progress``)."""
     if run.config.progress and run.rank == 0:
-        from .progress import progress_bar
+        from ..progress import progress_bar
 
         start = min(run.history.steps, run.config.steps)
         run.bar = progress_bar(total=run.config.steps, initial=start, desc="training", unit="step")

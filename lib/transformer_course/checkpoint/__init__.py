@@ -31,7 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .checkpoint_io import (
+from ..device import unwrap
+from .files import (
     FORMAT,
     CheckpointError,
     CheckpointSaveError,
@@ -60,17 +61,6 @@ class NonFiniteWeightsError(ValueError):
     """
 
     history: Any = None
-
-
-def unwrap(model: nn.Module) -> nn.Module:
-    """The plain model inside ``DistributedDataParallel`` (``.module``) or ``torch.compile`` (``._orig_mod``)."""
-    while True:
-        if isinstance(model, nn.parallel.DistributedDataParallel):
-            model = model.module
-        elif hasattr(model, "_orig_mod") and isinstance(model._orig_mod, nn.Module):
-            model = model._orig_mod
-        else:
-            return model
 
 
 def model_config(model: nn.Module) -> dict[str, Any] | None:
@@ -324,7 +314,7 @@ def model_from_checkpoint(
     The model is in eval mode on ``device`` (the CPU by default). The stored config is checked
     against the tensors actually in the file before any memory is allocated for the model.
     """
-    from .model import (  # imported here: the checkpoint module does not need the model
+    from ..model import (  # imported here: the checkpoint module does not need the model
         GPT,
         GPTConfig,
     )

@@ -1,10 +1,10 @@
 """What goes into a training run and what comes out (introduced in 11_training).
 
 :class:`TrainConfig` holds every setting of a run besides the model and the data; its fields
-carry their help text, from which the command line builds its options (``__main__``), so a new
-field reaches ``python -m transformer_course train`` with no other edit. ``PRESETS`` and
-``MODEL_PRESETS`` are the named recipes the notebooks, the command line and the benchmarks
-share. :class:`History` is what ``train`` returns and stores in its checkpoints.
+carry their help text, from which the command line builds its options
+(:mod:`transformer_course.cli`), so a new field reaches ``python -m transformer_course train``
+with no other edit. ``PRESETS`` are the named recipes the notebooks, the command line and the
+benchmarks share (the model's half of each recipe is ``gpt_config.MODEL_PRESETS``). :class:`History` is what ``train`` returns and stores in its checkpoints.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import _checks as check
+from .. import _checks as check
 
 ON_INTERRUPT = ("return", "raise")
 
@@ -125,29 +125,6 @@ PRESETS: dict[str, TrainConfig] = {
     ),
 }
 
-#: The ``GPTConfig`` arguments (all but ``vocab_size``) that go with each recipe. The seed's
-#: sizes and its sinusoidal table throughout: GPTConfig's default ``embedding_scale`` puts the
-#: token vectors at the table's scale (11_training measures why that matters).
-MODEL_PRESETS: dict[str, dict[str, Any]] = {
-    "seed": {"context_length": 16, "d_model": 64, "n_heads": 4, "n_layers": 8, "dropout": 0.1},
-    "cpu-demo": {
-        "context_length": 16,
-        "d_model": 64,
-        "n_heads": 4,
-        "n_layers": 8,
-        "dropout": 0.1,
-        "positional": "sinusoidal",
-    },
-    "gpu": {
-        "context_length": 64,
-        "d_model": 128,
-        "n_heads": 8,
-        "n_layers": 8,
-        "dropout": 0.2,
-        "positional": "sinusoidal",
-    },
-}
-
 
 @dataclass
 class History:
@@ -195,13 +172,3 @@ def with_preset(name: str, **overrides: Any) -> TrainConfig:
     if name not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
     return replace(PRESETS[name], **overrides)
-
-
-def model_preset(name: str, vocab_size: int, **overrides: Any):
-    """The ``GPTConfig`` of recipe ``name`` for ``vocab_size`` tokens (fields in ``overrides`` win)."""
-    # Imported here: training itself works for any model with GPT's forward.
-    from .model import GPTConfig
-
-    if name not in MODEL_PRESETS:
-        raise ValueError(f"preset must be one of {sorted(MODEL_PRESETS)}, got {name!r}")
-    return GPTConfig(vocab_size=vocab_size, **{**MODEL_PRESETS[name], **overrides})

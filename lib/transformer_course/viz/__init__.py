@@ -19,7 +19,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._ticks import set_ticks
+from .ticks import set_ticks
 
 #: The colour of masked (−∞) cells: light grey, distinct from every colour map the course uses.
 _MASKED_GREY = "#d9d9d9"

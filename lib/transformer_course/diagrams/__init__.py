@@ -5,7 +5,7 @@ here" roadmap); ``make images`` (``tools/images.py``) writes them all into ``ima
 
 DESIGN
 ------
-*Tool.* Plain matplotlib patches (``diagrams_base``): matplotlib is already a dependency, draws
+*Tool.* Plain matplotlib patches (:mod:`.base`): matplotlib is already a dependency, draws
 the same bytes every run once the SVG hash salt, the metadata and the fonts are fixed (DejaVu,
 shipped inside matplotlib), and renders LaTeX-like math for the attention formula. A diagram
 library from the registry (graphviz, schemdraw, diagrams) would add a system binary or a
@@ -38,60 +38,25 @@ the kernel the notebook runs anyway), so they also render offline.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from . import REPOSITORY
+from .. import REPOSITORY
+from .attention import attention_formula, multi_head_attention_steps
+from .base import COURSE, NOTEBOOKS, CourseNumbers, render
+from .blocks import block_norms, encoder_decoder, llama_vs_classic
+from .gpt import gpt_overview as draw_gpt_overview
 
-
-@dataclass(frozen=True)
-class CourseNumbers:
-    """The sizes every diagram writes on its arrows (the course's model, notebooks 02–12)."""
-
-    B: int = 4
-    T: int = 16
-    C: int = 64
-    H: int = 4
-    D: int = 16
-    d_ff: int = 256
-    n_layers: int = 8
-    V_compact: int = 3_771
-    V_full: int = 100_070
-
-    def shape(self, *dims: object) -> str:
-        """``shape('B', 'T', 'C')`` -> ``'(4, 16, 64)'``; ints and other strings pass through."""
-        return (
-            "("
-            + ", ".join(
-                f"{getattr(self, d):,}" if isinstance(d, str) and hasattr(self, d) else str(d)
-                for d in dims
-            )
-            + ")"
-        )
-
-
-COURSE = CourseNumbers()
-
-#: Every notebook and its short name, in course order (the roadmap's banner uses them).
-NOTEBOOKS: dict[str, str] = {
-    "00": "Setup",
-    "01": "Tokenization",
-    "02": "Embeddings",
-    "02b": "word2vec",
-    "03": "Positional encoding",
-    "04": "Queries, keys and values",
-    "05": "Scaled scores",
-    "06": "The causal mask",
-    "07": "Softmax",
-    "08": "Weighted sum of V, output projection",
-    "09": "The Transformer block",
-    "10": "Logits and loss",
-    "11": "Training",
-    "12": "Generation",
-    "13": "Modern blocks",
-    "14": "Encoder-decoder",
-}
+__all__ = [
+    "COURSE",
+    "NOTEBOOKS",
+    "CourseNumbers",
+    "all_diagrams",
+    "gpt_overview",
+    "image_url",
+    "roadmap",
+    "show",
+]
 
 
 def image_url(name: str) -> str:
@@ -105,9 +70,7 @@ def image_url(name: str) -> str:
 def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
     """(a) The decoder-only GPT end to end, the shape on every arrow, each stage tagged with the
     notebook that builds it; ``here`` ("04") highlights one notebook's stages (00_setup)."""
-    from .diagrams_gpt import gpt_overview as draw
-
-    return draw(here, numbers)
+    return draw_gpt_overview(here, numbers)
 
 
 def roadmap(notebook: str) -> Figure:
@@ -118,9 +81,7 @@ def roadmap(notebook: str) -> Figure:
 def show(name: str):
     """Diagram ``name`` (a key of :func:`all_diagrams`) as an inline PNG for a notebook cell
     (introduced in 04_qkv); a cell output renders offline, in Colab and on GitHub."""
-    from IPython.display import Image
-
-    from .diagrams_base import render
+    from IPython.display import Image  # IPython only where a notebook shows a picture
 
     drawers = all_diagrams()
     if name not in drawers:
@@ -130,9 +91,6 @@ def show(name: str):
 
 def all_diagrams() -> dict[str, Callable[[], Figure]]:
     """Every diagram ``make images`` writes: file stem -> function that draws it."""
-    from .diagrams_attention import attention_formula, multi_head_attention_steps
-    from .diagrams_blocks import block_norms, encoder_decoder, llama_vs_classic
-
     diagrams: dict[str, Callable[[], Figure]] = {
         "gpt_overview": gpt_overview,
         "block_pre_post_norm": block_norms,

@@ -14,18 +14,9 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
-from . import _checks as check
-from . import data
-from .checkpoint import unwrap
-from .device import autocast_context
-from .model import evaluating
-
-
-def dist_info() -> tuple[bool, int, int]:
-    """(distributed, rank, world size) of this process: (False, 0, 1) outside torch.distributed."""
-    if dist.is_available() and dist.is_initialized():
-        return True, dist.get_rank(), dist.get_world_size()
-    return False, 0, 1
+from .. import _checks as check
+from .. import data
+from ..device import autocast_context, dist_info, evaluating, unwrap
 
 
 @torch.no_grad()

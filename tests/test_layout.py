@@ -1,0 +1,91 @@
+"""The library's layout: every import a stored notebook makes still resolves, the package's top
+level stays a readable map, and the import-linter contracts of ``make lint`` really catch a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "lib" / "transformer_course"
+
+
+def _notebook_imports() -> list[str]:
+    """Every ``transformer_course`` import statement in the stored notebooks' code cells."""
+    found: set[str] = set()
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            # IPython lines (%pip, !ls) are not Python: keep the line count, drop the magic.
+            source = re.sub(r"^(\s*)[%!].*$", r"\1pass", "".join(cell["source"]), flags=re.M)
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    statement = ast.unparse(node)
+                    if "transformer_course" in statement:
+                        found.add(statement)
+    return sorted(found)
+
+
+NOTEBOOK_IMPORTS = _notebook_imports()
+
+
+def test_the_notebooks_import_the_library():
+    assert len(NOTEBOOK_IMPORTS) > 40, NOTEBOOK_IMPORTS
+
+
+@pytest.mark.parametrize("statement", NOTEBOOK_IMPORTS)
+def test_every_notebook_import_resolves(statement):
+    """A moved module must not break a learner's stored (or edited) copy of a notebook."""
+    exec(statement, {})
+
+
+def test_the_top_level_is_a_short_map():
+    """Concepts that need several files are packages; at most one private module at the top."""
+    entries = [
+        p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.endswith(".pyc")
+    ]
+    assert len(entries) <= 35, sorted(entries)
+    private = [e for e in entries if e.startswith("_") and e not in ("__init__.py", "__main__.py")]
+    assert private == ["_checks.py"], private
+    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    for entry in entries:
+        if entry not in ("__init__.py", "__main__.py", "README.md"):
+            assert entry.removesuffix(".py") in readme, f"README.md's map lacks {entry}"
+
+
+def _lint(lib: Path) -> subprocess.CompletedProcess:
+    """``make lint``'s import-linter run (the contracts in pyproject.toml) over the package in ``lib``."""
+    command = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if command is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[dev]')")
+    env = {**os.environ, "PYTHONPATH": str(lib)}
+    return subprocess.run(
+        [command, "--no-cache", str(REPO / "pyproject.toml")],
+        capture_output=True, text=True, env=env, cwd=lib, timeout=120,
+    )  # fmt: skip
+
+
+def test_import_linter_catches_a_reintroduced_cycle(tmp_path):
+    """The contracts hold on the library, and break once a lower module imports a higher one
+    (the ``tokenizer -> data`` cycle that the layout removed)."""
+    lib = tmp_path / "lib"
+    shutil.copytree(
+        PACKAGE, lib / "transformer_course", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    kept = _lint(lib)
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    tokenizer = lib / "transformer_course" / "tokenizer.py"
+    tokenizer.write_text(tokenizer.read_text() + "\nfrom . import data  # noqa: E402\n")
+    broken = _lint(lib)
+    assert broken.returncode != 0 and "BROKEN" in broken.stdout, broken.stdout
+    assert "transformer_course.tokenizer" in broken.stdout
