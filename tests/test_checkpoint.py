@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from transformer_course import checkpoint as ckpt
-from transformer_course.checkpoint import files as checkpoint_io
 from transformer_course.checkpoint import (
     CheckpointError,
     load_checkpoint,
     model_from_checkpoint,
     save_checkpoint,
 )
+from transformer_course.checkpoint import files as checkpoint_io
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, fields
 
 import pytest
 
-from transformer_course.cli.options import add_config_options
 from transformer_course.cli import DEFAULT_CHECKPOINT, MODEL_OPTIONS, build_parser, parse_args
+from transformer_course.cli.options import add_config_options
 from transformer_course.train import PRESETS, TrainConfig
 
 

@@ -31,8 +31,8 @@ from transformer_course.checkpoint import (
 )
 from transformer_course.cli import main
 from transformer_course.model import GPT, GPTConfig
-from transformer_course.train.numerics import NonFiniteLossError, non_finite_loss_message
 from transformer_course.train import TrainConfig, train
+from transformer_course.train.numerics import NonFiniteLossError, non_finite_loss_message
 
 TEXT = (
     "The salesperson listens to the customer. The customer explains the need, and the salesperson "

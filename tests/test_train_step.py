@@ -16,9 +16,9 @@ import torch
 from pinned_probe import run_probe
 
 from transformer_course.device import reproducible_cpu_environment
-from transformer_course.train.interrupts import StepWatch
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer, train_step
+from transformer_course.train.interrupts import StepWatch
 
 PROBE = """
 import hashlib, os, tempfile

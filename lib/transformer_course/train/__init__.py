@@ -48,7 +48,17 @@ from .config import ON_INTERRUPT, PRESETS, History, TrainConfig, with_preset
 from .evaluation import evaluate, sampled_loss
 from .interrupts import STOP_SIGNALS, InterruptGuard, StepWatch
 from .numerics import NonFiniteLossError
-from .run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
+from .run import (
+    Run,
+    after_step,
+    close_bar,
+    open_bar,
+    record,
+    resume,
+    save,
+    start_run,
+    sync_losses,
+)
 
 __all__ = [
     "MODEL_PRESETS", "ON_INTERRUPT", "PRESETS", "STOP_SIGNALS", "History", "TrainConfig",
@@ -171,9 +181,12 @@ def train(
     ``checkpoint.CheckpointSaveError``, non-finite weights ``checkpoint.NonFiniteWeightsError``;
     each carries the History as ``.history``, and no earlier checkpoint is overwritten.
     """
-    run = start_run(
-        model, train_ids, val_ids, config or TrainConfig(), optimizer, meta, make_optimizer
-    )
+    config = config or TrainConfig()
+    run = start_run(model, train_ids, val_ids, config, meta)
+    if optimizer is None:
+        optimizer = make_optimizer(run.module, lr=config.lr, weight_decay=config.weight_decay)
+    run.optimizer = optimizer
+    resume(run)
     open_bar(run)
     started = time.perf_counter()
     guard, watch = InterruptGuard(announce=run.rank == 0), StepWatch(run.optimizer)

@@ -1,7 +1,8 @@
 """The machinery around ``train``'s loop (11_training), one concern per function.
 
 ``train`` (in :mod:`transformer_course.train`) reads as an outline: :func:`start_run` prepares a
-:class:`Run` (device, DistributedDataParallel, seeds, resuming from a checkpoint); each step's
+:class:`Run` (device, DistributedDataParallel, seeds), ``train`` gives it an optimizer, and
+:func:`resume` continues from a checkpoint; each step's
 loss goes through :func:`record`, and :func:`after_step` does what comes after an optimisation
 step on its interval: copy the losses to the host, validate, update the progress bar, call the
 callback, save a checkpoint, honour a stop request. Under ``torch.distributed`` the processes
@@ -42,11 +43,11 @@ class Run:
     config: TrainConfig
     module: nn.Module  # the plain model: evaluated and saved
     model: nn.Module  # what a step calls: ``module``, or its DistributedDataParallel wrapper
-    optimizer: torch.optim.Optimizer
     device: torch.device
     generator: torch.Generator  # draws the batches
     train_ids: torch.Tensor  # (N_train,)
     val_ids: torch.Tensor  # (N_val,)
+    optimizer: torch.optim.Optimizer | None = None  # ``train`` sets it before :func:`resume`
     rank: int = 0
     world: int = 1
     distributed: bool = False
@@ -81,11 +82,12 @@ def start_run(
     train_ids: Sequence[int] | torch.Tensor,
     val_ids: Sequence[int] | torch.Tensor,
     config: TrainConfig,
-    optimizer: torch.optim.Optimizer | None,
     meta: dict[str, Any] | None,
-    new_optimizer: Callable[..., torch.optim.Optimizer],
 ) -> Run:
-    """Check the arguments, move the model to its device, wrap it for DDP, seed, and resume."""
+    """Check the arguments, move the model to its device, wrap it for DDP and seed the run.
+
+    The optimizer is ``train``'s to choose; :func:`resume` then continues from a checkpoint.
+    """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     if not isinstance(model, nn.Module):
@@ -99,21 +101,32 @@ def start_run(
     device = devices.pick_device(config.device)
     module = unwrap(model).to(device)
     module.train()
-    if optimizer is None:
-        optimizer = new_optimizer(module, lr=config.lr, weight_decay=config.weight_decay)
     run = Run(
-        config, module, _ddp(model, module, device, distributed), optimizer, device,
-        torch.Generator().manual_seed(config.seed + rank), streams["train_ids"], streams["val_ids"],
-        rank, world, distributed, Path(config.checkpoint_path) if config.checkpoint_path else None,
-        dict(meta or {}),
-    )  # fmt: skip
+        config=config,
+        module=module,
+        model=_ddp(model, module, device, distributed),
+        device=device,
+        generator=torch.Generator().manual_seed(config.seed + rank),
+        train_ids=streams["train_ids"],
+        val_ids=streams["val_ids"],
+        rank=rank,
+        world=world,
+        distributed=distributed,
+        checkpoint_path=Path(config.checkpoint_path) if config.checkpoint_path else None,
+        meta=dict(meta or {}),
+    )
     torch.manual_seed(config.seed + rank)
-    _resume(run)
-    run.weights_finite_at_start = not non_finite_tensors(module.state_dict())
-    run.compute_dtype = (devices.autocast_dtype(device) if config.autocast else None) or next(
-        module.parameters()
-    ).dtype
     return run
+
+
+def resume(run: Run) -> None:
+    """Continue from the run's checkpoint, if any (weights, optimizer, history, random state),
+    and note what the loop checks against: finite starting weights, the compute dtype."""
+    _resume(run)
+    run.weights_finite_at_start = not non_finite_tensors(run.module.state_dict())
+    run.compute_dtype = (
+        devices.autocast_dtype(run.device) if run.config.autocast else None
+    ) or next(run.module.parameters()).dtype
 
 
 def _ddp(model: nn.Module, module: nn.Module, device: torch.device, distributed: bool) -> nn.Module:
