@@ -86,6 +86,22 @@ def _get_batch_reference(
     return data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T), (B, T)
 
 
+def _batch_without_shift(
+    ids: torch.Tensor, batch_size: int, context_length: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Slip: the targets are the inputs themselves, not moved one token along."""
+    x, _ = data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T)
+    return x, x.clone()
+
+
+def _batch_swapped(
+    ids: torch.Tensor, batch_size: int, context_length: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Slip: (y, x) returned instead of (x, y)."""
+    x, y = data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T) each
+    return y, x
+
+
 check_sample_batch = build_exercise(
     notebook="02_embeddings",
     solution=sample_batch,
@@ -102,6 +118,10 @@ check_sample_batch = build_exercise(
     """,
     reference=_get_batch_reference,
     make_inputs=_random_corpus,
+    slips={
+        "y = x (the targets must be the same windows moved one token along)": _batch_without_shift,
+        "x and y swapped (return the windows first, then the targets)": _batch_swapped,
+    },
 )
 
 

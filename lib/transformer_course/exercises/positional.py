@@ -42,6 +42,28 @@ def _table_sizes(generator: torch.Generator) -> tuple[int, int]:
     return T, d_model
 
 
+def _table_sines_then_cosines(context_length: int, d_model: int) -> torch.Tensor:
+    """Slip: all sines first, then all cosines (torch.cat), instead of interleaved columns."""
+    table = positional.sinusoidal_encoding(context_length, d_model)  # (T, C)
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)  # (T, C)
+
+
+def _table_cos_first(context_length: int, d_model: int) -> torch.Tensor:
+    """Slip: cosines in the even columns and sines in the odd ones."""
+    table = positional.sinusoidal_encoding(context_length, d_model)  # (T, C)
+    return table.view(context_length, d_model // 2, 2).flip(-1).reshape(context_length, d_model)
+
+
+def _table_column_index_exponent(context_length: int, d_model: int) -> torch.Tensor:
+    """Slip: the exponent 2j/d_model with j the column index (0, 2, 4 …), i.e. 4i/d_model."""
+    positions = torch.arange(context_length, dtype=torch.float64)[:, None]  # (T, 1)
+    columns = torch.arange(0, d_model, 2, dtype=torch.float64)  # (C/2,) j = 2i
+    angles = positions / 10000.0 ** (2 * columns / d_model)  # (T, C/2)
+    table = torch.empty(context_length, d_model, dtype=torch.float64)  # (T, C)
+    table[:, 0::2], table[:, 1::2] = angles.sin(), angles.cos()
+    return table.float()
+
+
 check_sinusoidal_table = build_exercise(
     notebook="03_positional_encoding",
     solution=sinusoidal_table,
@@ -57,6 +79,14 @@ check_sinusoidal_table = build_exercise(
     """,
     reference=positional.sinusoidal_encoding,
     make_inputs=_table_sizes,
+    slips={
+        "all sines first and all cosines after (torch.cat): they interleave, sin in column 2i, "
+        "cos in 2i + 1": _table_sines_then_cosines,
+        "sines and cosines swapped (sin goes into the even columns)": _table_cos_first,
+        "the exponent 2j/d_model with j the column index (it is 2i/d_model with i = j // 2)": (
+            _table_column_index_exponent
+        ),
+    },
 )
 
 
@@ -81,6 +111,11 @@ def _rows_and_shift(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return table[positions], k  # (N, C), k
 
 
+def _shift_backwards(pe: torch.Tensor, k: int) -> torch.Tensor:
+    """Slip: the rotation by −k (the sin·s and cos·s terms with the wrong sign): PE[pos − k]."""
+    return positional.apply_rope(pe, positions=torch.full((pe.shape[0],), k))  # (N, C)
+
+
 check_shift_encoding = build_exercise(
     notebook="03_positional_encoding",
     solution=shift_encoding,
@@ -97,4 +132,8 @@ check_shift_encoding = build_exercise(
     """,
     reference=_shift_by_rope,
     make_inputs=_rows_and_shift,
+    slips={
+        "a shift the wrong way, to PE[pos − k] (the sin·s terms have the wrong sign: "
+        "sin(a + b) = sin a cos b + cos a sin b)": _shift_backwards,
+    },
 )

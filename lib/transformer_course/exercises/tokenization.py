@@ -3,6 +3,8 @@ pieces of BPE training — one merge step and the pair counter."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import torch
 
 from .. import tokenizer
@@ -94,6 +96,29 @@ def _random_merge_inputs(generator: torch.Generator) -> tuple[tuple[str, ...], t
     return word, (_SYMBOLS[a], _SYMBOLS[b])  # usually absent: the word must come back unchanged
 
 
+def _merge_stepping_by_one(word: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
+    """Slip: after a merge the index moves on by 1, so the pair's right symbol is kept as well."""
+    merged: list[str] = []
+    for i, symbol in enumerate(word):
+        is_pair = i + 1 < len(word) and (symbol, word[i + 1]) == pair
+        merged.append(symbol + word[i + 1] if is_pair else symbol)
+    return tuple(merged)
+
+
+def _merge_dropping_the_last(word: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
+    """Slip: the loop runs while i < len(word) - 1, so an unmerged last symbol is lost."""
+    merged: list[str] = []
+    i = 0
+    while i < len(word) - 1:
+        if (word[i], word[i + 1]) == pair:
+            merged.append(word[i] + word[i + 1])
+            i += 2
+        else:
+            merged.append(word[i])
+            i += 1
+    return tuple(merged)
+
+
 check_merge_pair = build_exercise(
     notebook="01_tokenization",
     solution=merge_pair,
@@ -110,6 +135,12 @@ check_merge_pair = build_exercise(
     """,
     reference=tokenizer.merge_pair,
     make_inputs=_random_merge_inputs,
+    slips={
+        "a step of 1 after a merge (the pair's right symbol stays as well: ('t', 'i', 'd') "
+        "becomes ('ti', 'i', 'd'); jump by 2 after a merge)": _merge_stepping_by_one,
+        "a loop that stops before the last symbol (an unmerged last symbol, such as '</w>', "
+        "is dropped)": _merge_dropping_the_last,
+    },
 )
 
 
@@ -121,6 +152,20 @@ def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int
         word = _random_word(generator)
         words[word] = int(torch.randint(1, 5, (), generator=generator))
     return (words,)
+
+
+def _count_pairs_unweighted(words: dict[tuple[str, ...], int]) -> Counter:
+    """Slip: every word counted once, whatever its count."""
+    return Counter(pair for word in words for pair in zip(word, word[1:]))
+
+
+def _count_pairs_once_per_word(words: dict[tuple[str, ...], int]) -> Counter:
+    """Slip: a pair that occurs twice inside a word is counted once (a set of the word's pairs)."""
+    counts: Counter = Counter()
+    for word, count in words.items():
+        for pair in set(zip(word, word[1:])):
+            counts[pair] += count
+    return counts
 
 
 check_count_pairs = build_exercise(
@@ -138,4 +183,9 @@ check_count_pairs = build_exercise(
     """,
     reference=tokenizer.pair_counts,
     make_inputs=_random_words,
+    slips={
+        "every word counted once (its count, how often it occurs, is not added)": _count_pairs_unweighted,
+        "a pair counted once per word (a pair that occurs twice inside a word must count "
+        "twice)": _count_pairs_once_per_word,
+    },
 )

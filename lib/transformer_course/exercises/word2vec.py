@@ -4,6 +4,7 @@ loss, and find a nearest neighbour by hand."""
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from .. import word2vec as w2v
 from . import Feedback, checker, report, unanswered
@@ -75,6 +76,33 @@ def _as_pair_table(arguments: tuple, result: object) -> object:
     return table[key.argsort(stable=True)]  # (P, 2)
 
 
+def _pairs_with_itself(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Slip: distance 0 included, so every word is also its own context."""
+    centres, contexts = w2v.skipgram_pairs(ids, window)  # (P,), (P,)
+    return torch.cat([centres, ids]), torch.cat([contexts, ids])  # (P + N,) each
+
+
+def _pairs_one_side(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Slip: only the words after the centre (j > i), not those before it."""
+    pairs = [
+        (ids[i], ids[j])
+        for i in range(len(ids))
+        for j in range(i + 1, min(len(ids), i + window + 1))
+    ]
+    return (
+        torch.tensor([int(c) for c, _ in pairs], dtype=torch.long),
+        torch.tensor([int(o) for _, o in pairs], dtype=torch.long),
+    )
+
+
+def _pairs_window_short(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Slip: distances 1 … window − 1 (range(1, window)), the farthest neighbours missed."""
+    if window == 1:
+        empty = torch.zeros(0, dtype=torch.long)
+        return empty, empty
+    return w2v.skipgram_pairs(ids, window - 1)
+
+
 check_skipgram_pairs = build_exercise(
     notebook="02b_word2vec",
     solution=skipgram_pairs,
@@ -92,6 +120,11 @@ check_skipgram_pairs = build_exercise(
     reference=_pairs_reference,
     make_inputs=_random_stream,
     outcome=_as_pair_table,
+    slips={
+        "the centre paired with itself (distance 0 is not a context)": _pairs_with_itself,
+        "only the words after the centre (the window reaches both ways)": _pairs_one_side,
+        "a window one short (distances 1 to window, both included)": _pairs_window_short,
+    },
 )
 
 
@@ -121,6 +154,27 @@ def _loss_reference(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> 
     return model(centres, centres, negatives).detach()  # () the batch's mean loss
 
 
+def _loss_log_of_sigmoid(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> torch.Tensor:
+    """Slip: torch.log(torch.sigmoid(x)), which is −inf once x < −104 in float32."""
+    positive = torch.log(torch.sigmoid((u_o * v_c).sum(-1)))  # (B,)
+    negative = torch.log(torch.sigmoid(-(u_k * v_c[:, None, :]).sum(-1))).sum(-1)  # (B, K) -> (B,)
+    return -(positive + negative).mean()
+
+
+def _loss_summed(v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor) -> torch.Tensor:
+    """Slip: the sum over the rows instead of their mean."""
+    return _loss_reference(v_c, u_o, u_k) * v_c.shape[0]
+
+
+def _loss_negatives_unflipped(
+    v_c: torch.Tensor, u_o: torch.Tensor, u_k: torch.Tensor
+) -> torch.Tensor:
+    """Slip: logσ(u_k·v_c) for the noise words, without the minus sign."""
+    positive = F.logsigmoid((u_o * v_c).sum(-1))  # (B,)
+    negative = F.logsigmoid((u_k * v_c[:, None, :]).sum(-1)).sum(-1)  # (B, K) -> (B,)
+    return -(positive + negative).mean()
+
+
 check_negative_sampling_loss = build_exercise(
     notebook="02b_word2vec",
     solution=negative_sampling_loss,
@@ -137,4 +191,9 @@ check_negative_sampling_loss = build_exercise(
     reference=_loss_reference,
     make_inputs=_random_vectors,
     atol=1e-4,
+    slips={
+        "torch.log(torch.sigmoid(x)) (it is −inf for large negative scores; use F.logsigmoid)": _loss_log_of_sigmoid,
+        "the sum over rows (return their mean)": _loss_summed,
+        "the noise scores without their minus sign (logσ(−u_k·v_c))": _loss_negatives_unflipped,
+    },
 )
