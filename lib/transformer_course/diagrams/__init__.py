@@ -80,7 +80,7 @@ def roadmap(notebook: str) -> Figure:
 
 def show(name: str):
     """Diagram ``name`` (a key of :func:`all_diagrams`) as an inline PNG for a notebook cell
-    (introduced in 04_qkv); a cell output renders offline, in Colab and on GitHub."""
+    (introduced in 00_setup); a cell output renders offline, in Colab and on GitHub."""
     from IPython.display import Image  # IPython only where a notebook shows a picture
 
     drawers = all_diagrams()

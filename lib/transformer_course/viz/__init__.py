@@ -33,7 +33,7 @@ def to_numpy(values) -> np.ndarray:
 
 
 def token_label(token: str) -> str:
-    """A token made visible on an axis (05_scale … 08_v_attention, 12_generation): newlines and
+    """A token made visible on an axis (introduced in 04_qkv; used through 12_generation): newlines and
     tabs escaped, a blank token shown quoted, an empty token shown as ∅."""
     text = token.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
     return text if text.strip() else (repr(text) if text else "∅")
@@ -63,7 +63,7 @@ def show_heatmap(
     max_ticks: int = 32,
     figsize: tuple[float, float] = (6.0, 4.5),
 ) -> Figure:
-    """Draw one 2-D matrix [rows, cols] as a heatmap (introduced in 03_positional_encoding).
+    """Draw one 2-D matrix [rows, cols] as a heatmap (introduced in 02_embeddings).
 
     ``seaborn.heatmap`` draws the cells, the colour bar and the annotations (``annotate=True``, or a
     format such as ``".2f"``; seaborn picks light or dark text for each cell's colour). Masked
@@ -117,7 +117,7 @@ def show_heatmaps(
     **heatmap_kwargs,
 ) -> Figure:
     """Draw a grid of heatmaps, e.g. one per attention head ([H, T, T]) or per
-    layer × head ([L, H, T, T]) (introduced in 05_scale).
+    layer × head ([L, H, T, T]) (introduced in 03_positional_encoding).
 
     ``ncols`` wraps [N, rows, cols] into rows of that many panels (the last row may be short);
     ``figsize`` overrides the size from ``cell_size``; ``outer_labels`` keeps the tick and
@@ -183,7 +183,7 @@ def plot_curves(
     logy: bool = False,
     figsize: tuple[float, float] = (6.5, 3.8),
 ) -> Figure:
-    """Draw named curves on one axes (introduced in 05_scale).
+    """Draw named curves on one axes (introduced in 01_tokenization).
 
     Each value is either ``ys`` (plotted against 0..n−1) or an ``(xs, ys)`` pair.
     """
@@ -288,7 +288,7 @@ def scatter_labelled(
     figsize: tuple[float, float] = (8.0, 6.0),
 ) -> Figure:
     """Scatter ``points`` of shape [N, 2] with a text label each, coloured by group
-    (introduced in 02b_word2vec).
+    (introduced in 01_tokenization).
 
     Labels are placed one by one at the first spot around their point (further out if needed)
     where they overlap no label placed before; a label moved away gets a thin line to its point.
