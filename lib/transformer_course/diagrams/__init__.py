@@ -43,9 +43,10 @@ from matplotlib.figure import Figure
 
 from .. import REPOSITORY
 from .attention import attention_formula, multi_head_attention_steps
-from .base import COURSE, NOTEBOOKS, CourseNumbers, render
+from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .gpt import gpt_overview as draw_gpt_overview
+from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 
 __all__ = [
     "COURSE",

@@ -9,13 +9,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .base import (
-    COURSE,
     EDGE,
     MONO,
     PALETTE,
     SHAPE_COLOUR,
     Box,
-    CourseNumbers,
     arrow,
     badge,
     box,
@@ -24,6 +22,7 @@ from .base import (
     note,
     title,
 )
+from .numbers import COURSE, CourseNumbers
 
 
 def _badge(ax, b: Box, tag: str) -> None:

@@ -9,20 +9,8 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from .base import (
-    COURSE,
-    PALETTE,
-    Box,
-    CourseNumbers,
-    arrow,
-    box,
-    canvas,
-    frame,
-    line,
-    note,
-    plus,
-    title,
-)
+from .base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+from .numbers import COURSE, CourseNumbers
 
 
 @dataclass(frozen=True)

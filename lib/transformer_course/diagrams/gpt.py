@@ -6,22 +6,8 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from .base import (
-    COURSE,
-    NOTEBOOKS,
-    PALETTE,
-    Box,
-    CourseNumbers,
-    arrow,
-    badge,
-    box,
-    canvas,
-    frame,
-    line,
-    note,
-    plus,
-    title,
-)
+from .base import PALETTE, Box, arrow, badge, box, canvas, frame, line, note, plus, title
+from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 
 
 class _Roadmap:
