@@ -107,16 +107,9 @@ def _merge_stepping_by_one(word: tuple[str, ...], pair: tuple[str, str]) -> tupl
 
 def _merge_dropping_the_last(word: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
     """Slip: the loop runs while i < len(word) - 1, so an unmerged last symbol is lost."""
-    merged: list[str] = []
-    i = 0
-    while i < len(word) - 1:
-        if (word[i], word[i + 1]) == pair:
-            merged.append(word[i] + word[i + 1])
-            i += 2
-        else:
-            merged.append(word[i])
-            i += 1
-    return tuple(merged)
+    merged = tokenizer.merge_pair(word, pair)
+    # A symbol is never empty, so the result ends in word[-1] only when it stayed unmerged.
+    return merged[:-1] if merged and merged[-1] == word[-1] else merged
 
 
 check_merge_pair = build_exercise(
