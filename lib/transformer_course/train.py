@@ -36,7 +36,13 @@ import torch
 from torch import nn
 
 from ._train_run import Run, after_step, close_bar, open_bar, record, save, start_run, sync_losses
-from .checkpoint import CheckpointSaveError, NonFiniteWeightsError, unwrap
+from .checkpoint import (  # save/load re-exported: API.md names them under train
+    CheckpointSaveError,
+    NonFiniteWeightsError,
+    load_checkpoint,
+    save_checkpoint,
+    unwrap,
+)
 from .diagnostics import warn_if_initial_loss_off
 from .evaluation import evaluate, sampled_loss
 from .interrupts import STOP_SIGNALS, InterruptGuard, StepWatch
@@ -53,8 +59,8 @@ from .train_config import (
 
 __all__ = [
     "MODEL_PRESETS", "ON_INTERRUPT", "PRESETS", "STOP_SIGNALS", "History", "TrainConfig",
-    "evaluate", "lr_at", "make_optimizer", "model_preset", "sampled_loss", "train", "train_step",
-    "with_preset",
+    "evaluate", "load_checkpoint", "lr_at", "make_optimizer", "model_preset", "sampled_loss",
+    "save_checkpoint", "train", "train_step", "with_preset",
 ]  # fmt: skip
 
 #: The errors that end a run for good; each carries the run's History as ``.history``.
