@@ -64,12 +64,13 @@ CONTRACT = [
 # n_kv_heads)" -- fields whose defaults API.md leaves free.
 GPT_CONFIG_SWITCHES = ["positional", "norm", "feedforward", "n_kv_heads"]
 
-# API.md's attributes, checked on an instance: (module, constructor call, attribute -> type).
+# API.md's attributes, checked on an instance: (module, class, constructor arguments,
+# attribute -> type).
 ATTRIBUTES = [
-    ("transformer_course.attention", "MultiHeadAttention(8, 2)",
+    ("transformer_course.attention", "MultiHeadAttention", (8, 2),
      {"q_proj": nn.Linear, "k_proj": nn.Linear, "v_proj": nn.Linear, "out_proj": nn.Linear}),
-    ("transformer_course.norm", "LayerNorm(8)", {"weight": nn.Parameter, "bias": nn.Parameter}),
-    ("transformer_course.norm", "RMSNorm(8)", {"weight": nn.Parameter}),
+    ("transformer_course.norm", "LayerNorm", (8,), {"weight": nn.Parameter, "bias": nn.Parameter}),
+    ("transformer_course.norm", "RMSNorm", (8,), {"weight": nn.Parameter}),
 ]  # fmt: skip
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -155,11 +156,10 @@ def test_gpt_config_is_a_dataclass_with_api_md_fields():
 
 
 @pytest.mark.parametrize(
-    ("module", "call", "attributes"), ATTRIBUTES, ids=[c for _, c, _ in ATTRIBUTES]
+    ("module", "name", "arguments", "attributes"), ATTRIBUTES, ids=[a[1] for a in ATTRIBUTES]
 )
-def test_instance_has_api_md_attributes(module, call, attributes):
-    name = call.partition("(")[0]
-    instance = eval(call, {name: _resolve(module, name)})  # noqa: S307 (a constant from the table above)
+def test_instance_has_api_md_attributes(module, name, arguments, attributes):
+    instance = _resolve(module, name)(*arguments)
     for attribute, kind in attributes.items():
         assert isinstance(getattr(instance, attribute, None), kind), f"{name}.{attribute}"
 
