@@ -11,9 +11,10 @@
 #   make test-site       build the course website, then open every page in headless Chromium
 #                        (screenshots/site/ gets pictures)
 # and for authors:
-#   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
 #   make site            the course as a static website in site/_build/html (offline; no
-#                        notebook is executed), published by .github/workflows/site.yml
+#                        notebook is executed; the API reference page is generated from the
+#                        library's docstrings), published by .github/workflows/site.yml
+#   make api-reference   preview that page as Markdown in site/_build/API_REFERENCE.md
 #   make images          redraw every diagram into images/ and refresh each notebook's roadmap cell
 PYTHON ?= python3
 VENV ?= .venv
@@ -114,7 +115,7 @@ test-site: site
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m site tests/test_site.py
 
 api-reference: $(BIN)/.installed
-	$(BIN)/python tools/api_reference.py
+	$(BIN)/python tools/api_reference.py --output site/_build/API_REFERENCE.md
 
 images: $(BIN)/.installed
 	$(BIN)/python tools/images.py

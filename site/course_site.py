@@ -11,7 +11,9 @@ repository so every relative link keeps working:
 - ``notebooks/NN_*.ipynb``: the stored notebooks, never executed (nbval already checks their
   outputs); each widget view becomes its still picture from the notebook's saved widget state
   with a note that it comes alive in JupyterLab or Colab (a static page has no kernel);
-- ``API_REFERENCE.md`` and, when they exist, ``GLOSSARY.md`` and ``SOURCES.md``.
+- ``GLOSSARY.md`` and ``SOURCES.md`` when they exist, and ``API_REFERENCE.md``, which is not a
+  file of the repository: it is generated here from the library's docstrings
+  (``tools/api_reference.py``), so the reference always matches the library it documents.
 
 Links to repository files that are not pages of the site (``lib/…``, ``data/README.md``) point
 to the repository on GitHub. Nothing is fetched from the network, at build time or when a page
@@ -35,6 +37,8 @@ STAGE = BUILD / "src"
 HTML = BUILD / "html"
 #: Top-level Markdown pages, in the order of the site's "Reference" part; absent ones are skipped.
 REFERENCE_PAGES = ["GLOSSARY.md", "SOURCES.md", "API_REFERENCE.md"]
+#: Reference pages written at build time rather than read from the repository.
+GENERATED_PAGES = {"API_REFERENCE.md"}
 ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/roadmap_00.png"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -83,6 +87,23 @@ def site_url(repository_url: str) -> str:
 def raw_images_url(repository_url: str) -> str:
     """Where the notebooks' roadmap pictures live online (``diagrams.image_url`` builds them)."""
     return f"https://raw.githubusercontent.com/{repository_url.removeprefix('https://github.com/')}/main/images/"
+
+
+def api_reference_page() -> str:
+    """The API reference, rendered now from the library's docstrings by tools/api_reference.py."""
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import api_reference
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    return api_reference.render()
+
+
+def reference_text(name: str) -> str:
+    """The Markdown of one of REFERENCE_PAGES: generated, or the repository's file."""
+    if name in GENERATED_PAGES:
+        return api_reference_page()
+    return (REPO / name).read_text(encoding="utf-8")
 
 
 def notebook_paths() -> list[Path]:
@@ -286,7 +307,7 @@ def stage() -> Path:
     notebooks = notebook_paths()
     if not notebooks:
         raise FileNotFoundError(f"no notebooks/NN_*.ipynb under {REPO}")
-    references = [name for name in REFERENCE_PAGES if (REPO / name).exists()]
+    references = [n for n in REFERENCE_PAGES if n in GENERATED_PAGES or (REPO / n).exists()]
     if STAGE.exists():  # pages removed from the repository leave the site too
         for path in STAGE.rglob("*"):
             if path.is_file() and path.suffix in (".md", ".ipynb"):
@@ -307,7 +328,7 @@ def stage() -> Path:
         colab = f"https://colab.research.google.com/github/{repository_url.removeprefix('https://github.com/')}/blob/main/notebooks/{path.name}"
         stage_notebook(path, STAGE / "notebooks" / path.name, staged, repository_url, colab)
     for name in references:
-        text = (REPO / name).read_text(encoding="utf-8")
+        text = reference_text(name)
         _write_if_changed(STAGE / name, rewrite_links(text, name, staged, repository_url))
     readme = rewrite_links(
         (REPO / "README.md").read_text(encoding="utf-8"), "README.md", staged, repository_url

@@ -110,3 +110,31 @@ def test_the_embedded_batch_lives_in_embedding():
     assert embedding.course_batch.__module__ == "transformer_course.embedding"
     assert not hasattr(data, "course_batch")
     assert embedding.corpus_token_ids is data.corpus_token_ids
+
+
+def test_load_corpus_reads_and_hashes_the_corpus_once(monkeypatch, corpus_text):
+    """One ``load_corpus()``: one ``load_dataset``, one ``Dataset.map``, the file hashed once
+    where it is found and the text read back from the Arrow cache hashed once."""
+    import hashlib as real_hashlib
+    import types
+
+    from transformer_course import corpus_source
+
+    calls = {"load_dataset": 0, "tokenize": 0, "file sha256": 0, "text sha256": 0}
+    real_load_dataset, real_tokenize = datasets.load_dataset, data.tokenize
+
+    def counting(key, function):
+        def wrapper(*args, **kwargs):
+            calls[key] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(datasets, "load_dataset", counting("load_dataset", real_load_dataset))
+    monkeypatch.setattr(data, "tokenize", counting("tokenize", real_tokenize))
+    for module, key in ((corpus_source, "file sha256"), (data, "text sha256")):
+        hashing = types.SimpleNamespace(sha256=counting(key, real_hashlib.sha256))
+        monkeypatch.setattr(module, "hashlib", hashing)
+    corpus = data.load_corpus()
+    assert corpus.text == corpus_text and corpus.vocab_size == 3771
+    assert calls == {"load_dataset": 1, "tokenize": 1, "file sha256": 1, "text sha256": 1}

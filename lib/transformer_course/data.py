@@ -64,6 +64,22 @@ def corpus_dataset(path: str | os.PathLike | None = None, progress: bool | None 
         return load_dataset("text", data_files=str(source), sample_by="document", split="train")
 
 
+def _checked_corpus_text(dataset) -> str:
+    """The textbook's text from :func:`corpus_dataset`'s one row, checked against its SHA-256.
+
+    :func:`corpus_path` has hashed the file already; this hash is of what the Arrow cache gave
+    back (``datasets`` keys that cache on the file's path and mtime, not its content).
+    """
+    text = dataset[0]["text"]
+    actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if actual != CORPUS_SHA256:
+        raise CorpusMismatchError(
+            f"the corpus read through datasets has SHA-256 {actual}, expected {CORPUS_SHA256}; "
+            "clear ~/.cache/huggingface/datasets and run again"
+        )
+    return text
+
+
 def load_text(path: str | os.PathLike | None = None) -> str:
     """Return a UTF-8 text: the sales textbook by default, or the file at ``path``.
 
@@ -72,14 +88,7 @@ def load_text(path: str | os.PathLike | None = None) -> str:
     ``ConnectionError`` with instructions when the corpus has to be downloaded and cannot be.
     """
     if path is None:
-        text = corpus_dataset()[0]["text"]
-        actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        if actual != CORPUS_SHA256:
-            raise CorpusMismatchError(
-                f"the corpus read through datasets has SHA-256 {actual}, expected {CORPUS_SHA256}; "
-                "clear ~/.cache/huggingface/datasets and run again"
-            )
-        return text
+        return _checked_corpus_text(corpus_dataset())
     source = Path(path).expanduser()
     if not source.is_file():
         raise FileNotFoundError(f"no text file at {source}; check the path")
@@ -116,7 +125,12 @@ def corpus_token_ids(text: str | None = None, encoding_name: str = "cl100k_base"
     """
     if text is not None:
         return torch.tensor(tokenizer.get_encoding(encoding_name).encode(text), dtype=torch.long)
-    tokens = tokenize(corpus_dataset(), encoding_name).with_format("torch", columns=["ids"])
+    return _dataset_token_ids(corpus_dataset(), encoding_name)
+
+
+def _dataset_token_ids(dataset, encoding_name: str) -> torch.Tensor:
+    """The token ids [N] of ``dataset``'s one row, through :func:`tokenize` (cached)."""
+    tokens = tokenize(dataset, encoding_name).with_format("torch", columns=["ids"])
     return tokens[0]["ids"].long()  # (N,)
 
 
@@ -199,10 +213,12 @@ def load_corpus(
     """
     if vocab not in ("compact", "full"):
         raise ValueError(f"vocab must be 'compact' or 'full', got {vocab!r}")
-    text = load_text(path)
+    # The textbook: one read through datasets serves the text and the ids (both cached).
+    dataset = corpus_dataset() if path is None else None
+    text = load_text(path) if dataset is None else _checked_corpus_text(dataset)
     encoding = tokenizer.get_encoding(encoding_name)
-    if path is None:
-        original = corpus_token_ids(encoding_name=encoding_name)  # (N,) through datasets, cached
+    if dataset is not None:
+        original = _dataset_token_ids(dataset, encoding_name)  # (N,)
     else:
         original = torch.tensor(encoding.encode_ordinary(text), dtype=torch.long)  # (N,)
     codec = Codec(encoding, CompactVocabulary.from_ids(original) if vocab == "compact" else None)

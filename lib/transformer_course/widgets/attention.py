@@ -20,16 +20,14 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .. import attention
+from .. import _checks, attention
 from ..viz import token_label  # token_label lived here; notebooks 05-08 and 12 import it
-from .attention_maps import (  # noqa: F401  (re-exported: the notebooks import them from here)
-    HEAD_COLOURS,
-    _as_layers,
-    _check_choice,
-    _labels,
+from .attention_maps import (  # noqa: F401  (the pictures: the notebooks import them from here)
+    as_layers,
     attention_map_figure,
     attention_map_html,
     head_split_figure,
+    position_labels,
 )
 
 
@@ -74,13 +72,14 @@ def attention_row_table(
     """
     import pandas as pd
 
-    layers = _as_layers(weights)  # (L, H, T, S)
+    layers = as_layers(weights)  # (L, H, T, S)
     L, H, T, S = layers.shape
-    _check_choice("layer", layer, L)
-    _check_choice("head", head, H, allow_none=True)
-    _check_choice("query", query, T)
-    _labels(tokens, T, "tokens")
-    cols = _labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens")
+    _checks.integer("layer", layer, 0, L - 1)
+    if head is not None:  # None: every head
+        _checks.integer("head", head, 0, H - 1)
+    _checks.integer("query", query, 0, T - 1)
+    position_labels(tokens, T, "tokens")
+    cols = position_labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens")
     heads = list(range(H)) if head is None else [head]
     values = layers[layer, heads, query, :].T.astype(np.float64)  # (S, N)
     names = [f"head {h}" for h in heads] if head is None else ["weight"]
@@ -182,7 +181,7 @@ def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] |
 
     import ipywidgets as widgets
 
-    layers = _as_layers(weights)  # (L, H, T, S)
+    layers = as_layers(weights)  # (L, H, T, S)
     L, H, T, _ = layers.shape
     layer = widgets.IntSlider(value=L - 1, min=0, max=L - 1, description="layer")
     head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description="head")

@@ -34,8 +34,8 @@ HEAD_COLOURS = (
 )
 
 
-def _as_layers(weights) -> np.ndarray:
-    """[H, T, S] or [L, H, T, S] -> a float array [L, H, T, S]."""
+def as_layers(weights) -> np.ndarray:
+    """[H, T, S] or [L, H, T, S] -> a float array [L, H, T, S] (shared with the explorers)."""
     data = to_numpy(weights)
     if data.ndim == 3:
         return data[None]
@@ -44,19 +44,9 @@ def _as_layers(weights) -> np.ndarray:
     raise ValueError(f"weights must have shape [H, T, S] or [L, H, T, S], got {tuple(data.shape)}")
 
 
-def _check_choice(name: str, value: int | None, count: int, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or not 0 <= value < count
-    ):
-        accepted = f"0..{count - 1}" + (" or None (all heads)" if allow_none else "")
-        raise ValueError(f"{name} must be one of {accepted}, got {value!r}")
-
-
-def _labels(tokens: Sequence[str] | None, count: int, what: str) -> list[str]:
+def position_labels(tokens: Sequence[str] | None, count: int, what: str) -> list[str]:
+    """The ``count`` axis labels of a map: the tokens made visible (:func:`..viz.token_label`),
+    or the positions 0..count−1 when there are none; a ValueError names ``what`` on a mismatch."""
     if tokens is None:
         return [str(i) for i in range(count)]
     if len(tokens) != count:
@@ -105,18 +95,19 @@ class _Selection:
 def _select(
     weights, tokens, key_tokens, head: int | None, layer: int, vmax: float | None
 ) -> _Selection:
-    layers = _as_layers(weights)  # (L, H, T, S)
+    layers = as_layers(weights)  # (L, H, T, S)
     L, H, T, S = layers.shape
-    _check_choice("layer", layer, L)
-    _check_choice("head", head, H, allow_none=True)
+    _checks.integer("layer", layer, 0, L - 1)
+    if head is not None:  # None: every head
+        _checks.integer("head", head, 0, H - 1)
     heads = list(range(H)) if head is None else [head]
     maps = layers[layer, heads]  # (N, T, S)
     top = float(np.nanmax(maps)) if vmax is None else float(vmax)
     return _Selection(
         maps,
         [f"layer {layer} · head {h}" if L > 1 else f"head {h}" for h in heads],
-        _labels(tokens, T, "tokens"),
-        _labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens"),
+        position_labels(tokens, T, "tokens"),
+        position_labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens"),
         top if top > 0 else 1.0,
     )
 
@@ -191,7 +182,7 @@ def head_split_figure(
     )
     _mark_heads(whole, n_heads, D)
     whole.set_xlabel(f"column (C = {C})")
-    whole.set_yticks(range(T), _labels(tokens, T, "tokens"), fontsize=8)
+    whole.set_yticks(range(T), position_labels(tokens, T, "tokens"), fontsize=8)
     whole.set_ylabel("position")
     for h in range(n_heads):
         ax = fig.add_subplot(grid[1, n_heads + h])
