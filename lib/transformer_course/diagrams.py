@@ -132,6 +132,7 @@ def all_diagrams() -> dict[str, Callable[[], Figure]]:
     """Every diagram ``make images`` writes: file stem -> function that draws it."""
     from .diagrams_attention import attention_formula, multi_head_attention_steps
     from .diagrams_blocks import block_norms, encoder_decoder, llama_vs_classic
+    from .diagrams_gpt import training_loop
 
     diagrams: dict[str, Callable[[], Figure]] = {
         "gpt_overview": gpt_overview,
@@ -140,6 +141,7 @@ def all_diagrams() -> dict[str, Callable[[], Figure]]:
         "attention_formula": attention_formula,
         "encoder_decoder": encoder_decoder,
         "llama_vs_classic": llama_vs_classic,
+        "training_loop": training_loop,
     }
     for number in NOTEBOOKS:
         diagrams[f"roadmap_{number}"] = lambda number=number: roadmap(number)
