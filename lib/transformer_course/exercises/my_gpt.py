@@ -4,17 +4,13 @@ The learner writes ``class MyGPT(nn.Module)`` from their own pieces — the sinu
 causal attention (08), LayerNorm (09) — with one method per stage of the model, so that a wrong
 model can be told *which* stage is wrong:
 
-=========================  =========================================  ================
-method                     what it computes                           stage name
-=========================  =========================================  ================
-``token_vectors(idx)``     the table's rows × √d_model                embedding
-``add_positions(h)``       + the sinusoidal table's first T rows      + positions
-``attention_step(k, h)``   h + causal attention of LayerNorm(h)       block k attention
-``feed_forward_step(k, h)`` h + FFN of LayerNorm(h)                   block k feed-forward
-``final_layer_norm(h)``    the LayerNorm after the last block         final norm
-``output_logits(h)``       h @ tableᵀ (the tied output layer)         head
-``forward(idx, targets)``  the stages in order, and the loss          forward
-=========================  =========================================  ================
+- ``token_vectors(idx)``: the table's rows × √d_model (stage "embedding");
+- ``add_positions(h)``: + the sinusoidal table's first T rows ("+ positions");
+- ``attention_step(k, h)``: h + causal attention of LayerNorm(h) ("block k attention");
+- ``feed_forward_step(k, h)``: h + FFN of LayerNorm(h) ("block k feed-forward");
+- ``final_layer_norm(h)``: the LayerNorm after the last block ("final norm");
+- ``output_logits(h)``: h @ tableᵀ, the tied output layer ("head");
+- ``forward(idx, targets)``: the stages in order, and the loss.
 
 :func:`check_my_gpt` builds the library's :class:`~transformer_course.model.GPT` of the same
 sizes (the course's defaults: tied table, ×√d_model, sinusoidal positions, pre-norm, ReLU),
@@ -293,8 +289,9 @@ def check_your_gpt_trains(
 ) -> Feedback:
     """11_training: train the learner's class ``answer`` (MyGPT, 2 blocks of width 32, context 16)
     for ``steps`` steps of 16 windows with the learner's ``training_step`` (warm-up + cosine
-    from 1e-2, clip 1), then score the whole ``val_ids`` and continue ``prompt`` greedily.
-    Passes when the validation loss fell by more than one nat; ``decode`` turns ids into text."""
+    from 1e-2, clip 1), then score the whole ``val_ids`` [N] and continue ``prompt`` [P]
+    greedily. ``train_ids`` [N] are token ids below ``vocab_size``; ``decode`` turns ids into
+    text. Passes when the validation loss fell by more than one nat."""
     if unanswered(answer):
         return report(False, "", "paste your MyGPT class, then run the cell again.", answered=False)
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
