@@ -1,11 +1,13 @@
 """The exercises of 09_transformer_block and 10_logits_and_loss beyond what
 tests/test_build_exercises.py checks for every build exercise: the typical wrong answers are
-caught with a message that helps, and the questions accept the right number only."""
+caught with a message that helps, the questions accept the right number only, and the
+capstone's checker names the first stage of the learner's GPT that differs."""
 
 from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from transformer_course.exercises.block import (
@@ -13,13 +15,17 @@ from transformer_course.exercises.block import (
     check_post_norm_warmup,
     check_pre_norm_block,
 )
+from transformer_course.exercises.build import show_solution
 from transformer_course.exercises.logits import (
     check_cross_entropy,
     check_cross_entropy_loss,
     check_logit_std,
     check_tied_logits,
-    check_uniform_loss,
+    check_untrained_loss,
 )
+from transformer_course.exercises.my_gpt import check_my_gpt, check_your_gpt_trains
+from transformer_course.exercises.solutions.my_gpt import MyGPT
+from transformer_course.exercises.solutions.training import one_training_step
 from transformer_course.model import GPT, GPTConfig
 
 
@@ -108,14 +114,19 @@ def test_tied_logits_mistakes_are_caught():
 
 
 def test_questions():
-    assert check_uniform_loss(math.log(3771)) and not check_uniform_loss(math.log10(3771))
+    assert check_untrained_loss(8.49) and not check_untrained_loss(math.log10(3771))
     assert check_cross_entropy(-math.log(0.25)) and not check_cross_entropy(0.25)
     assert check_logit_std(0.16) and not check_logit_std(0.02) and not check_logit_std(0.02 * 64)
     assert not check_logit_std(...).answered
     assert check_post_norm_warmup("trains") and check_post_norm_warmup(" Trains ")
     assert not check_post_norm_warmup("stalls") and not check_post_norm_warmup(True)
     assert not check_post_norm_warmup("yes") and not check_post_norm_warmup(...).answered
-    for check in (check_uniform_loss, check_cross_entropy, check_logit_std, check_post_norm_warmup):
+    for check in (
+        check_untrained_loss,
+        check_cross_entropy,
+        check_logit_std,
+        check_post_norm_warmup,
+    ):
         assert check(..., hint=True).is_hint
 
 
@@ -125,3 +136,143 @@ def test_logit_std_matches_an_untrained_gpt():
     model = GPT(GPTConfig(vocab_size=5000, tie_weights=False)).eval()
     logits, _ = model(torch.randint(0, 5000, (4, 16)))
     assert check_logit_std(round(logits.std().item(), 2))
+
+
+def test_untrained_loss_accepts_the_notebooks_reasoning():
+    """ln V + σ²/2 (8.49 for V = 3,771, σ = 0.71) and the measured start (8.51) pass; ln V alone is
+    told that it is a uniform model's loss."""
+    for right in (8.49, 8.51, 8.53, math.log(3771) + 0.25):
+        assert check_untrained_loss(right), right
+    uniform = check_untrained_loss(math.log(3771))
+    assert not uniform and "same probability" in uniform.message
+    assert not check_untrained_loss(math.log(100_070)) and not check_untrained_loss(8.24 + 0.71)
+    assert not check_untrained_loss(...).answered
+
+
+def test_untrained_loss_matches_an_untrained_tied_gpt():
+    """The number the question expects is what notebook 10 measures on the default tied model."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=3771)).eval()
+    ids = torch.randint(0, 3771, (8, 17), generator=torch.Generator().manual_seed(0))
+    _, loss = model(ids[:, :-1], ids[:, 1:])
+    assert check_untrained_loss(round(loss.item(), 2)), loss.item()
+
+
+class _Stub(torch.nn.Module):
+    """The notebook's stub: a constructor and a forward whose bodies are `...`."""
+
+    def __init__(self, vocab_size, context_length, d_model, n_heads, n_layers):
+        super().__init__()
+        ...
+
+    def forward(self, idx, targets=None): ...
+
+
+def test_my_gpt_solution_passes_and_stub_is_not_answered():
+    for seed in (0, 1, 12345):
+        assert check_my_gpt(MyGPT, seed=seed), seed
+    for stub in (_Stub, ..., None):
+        feedback = check_my_gpt(stub)
+        assert not feedback.answered and "Not answered yet" in str(feedback)
+    assert "class MyGPT" in show_solution(check_my_gpt)
+    assert check_my_gpt(MyGPT, hint=True).is_hint
+
+
+class _NoPositions(MyGPT):
+    def add_positions(self, h):
+        return h
+
+
+class _PostNorm(MyGPT):
+    def attention_step(self, k, h):
+        norm = self.blocks[k]["norm1"]
+        attended = super().attention_step(k, h) - h  # the sub-layer's output, on LayerNorm(h)
+        return torch.nn.functional.layer_norm(h + attended, h.shape[-1:], norm.weight, norm.bias)
+
+
+class _NoFinalNorm(MyGPT):
+    def final_layer_norm(self, h):
+        return h
+
+
+class _UnscaledTokens(MyGPT):
+    def token_vectors(self, idx):
+        return self.token_embedding(idx)
+
+
+class _FeedForwardWithoutNorm(MyGPT):
+    def feed_forward_step(self, k, h):
+        ffn = self.blocks[k]["ffn"]
+        return h + ffn["down"](torch.relu(ffn["up"](h)))
+
+
+class _HeadWithBias(MyGPT):
+    def output_logits(self, h):
+        return super().output_logits(h) + 0.1
+
+
+class _ForwardSkipsFinalNorm(MyGPT):
+    def forward(self, idx, targets=None):
+        h = self.add_positions(self.token_vectors(idx))
+        for k in range(len(self.blocks)):
+            h = self.feed_forward_step(k, self.attention_step(k, h))
+        logits = self.output_logits(h)
+        loss = (
+            None
+            if targets is None
+            else torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        )
+        return logits, loss
+
+
+@pytest.mark.parametrize(
+    "wrong, stage",
+    [
+        (_UnscaledTokens, "the first stage that differs is embedding"),
+        (_NoPositions, "the first stage that differs is + positions"),
+        (_PostNorm, "the first stage that differs is block 0 attention"),
+        (_FeedForwardWithoutNorm, "the first stage that differs is block 0 feed-forward"),
+        (_NoFinalNorm, "the first stage that differs is final norm"),
+        (_HeadWithBias, "the first stage that differs is head"),
+        (_ForwardSkipsFinalNorm, "every stage matches, but forward's logits"),
+    ],
+)
+def test_my_gpt_names_the_first_stage_that_differs(wrong, stage):
+    feedback = check_my_gpt(wrong, seed=0)
+    assert not feedback and stage in feedback.message and "seed=0" in feedback.message, feedback
+
+
+def test_my_gpt_says_which_parameter_name_is_missing():
+    class Renamed(MyGPT):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.last_norm = self.final_norm
+            del self.final_norm
+
+    feedback = check_my_gpt(Renamed, seed=0)
+    assert not feedback and "no parameter named 'final_norm.weight'" in feedback.message, feedback
+
+
+def _periodic_stream(n: int, period: int = 7) -> torch.Tensor:
+    return torch.arange(n) % period  # (n,) a text whose next token is always predictable
+
+
+def test_your_gpt_trains_with_your_step():
+    kwargs = dict(
+        train_ids=_periodic_stream(2000),
+        val_ids=_periodic_stream(300),
+        vocab_size=7,
+        decode=lambda ids: " ".join(map(str, ids)),
+        prompt=[0, 1, 2],
+        steps=60,
+    )
+    feedback = check_your_gpt_trains(MyGPT, one_training_step, **kwargs)
+    assert feedback and "3 4 5 6 0" in feedback.message, feedback
+
+    def no_update(model, optimizer, x, y, lr, grad_clip):
+        return model(x, y)[1].item()  # forward only: the weights never change
+
+    stalled = check_your_gpt_trains(MyGPT, no_update, **kwargs)
+    assert not stalled and stalled.answered and "should fall" in stalled.message, stalled
+    assert not check_your_gpt_trains(_Stub, one_training_step, **kwargs).answered
+    assert not check_your_gpt_trains(MyGPT, ..., **kwargs).answered

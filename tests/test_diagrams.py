@@ -118,3 +118,14 @@ def test_roadmap_refresh_is_idempotent_and_keeps_other_cells():
     assert images.refresh_roadmap(nb, "04")
     assert [c.id for c in nb.cells] == ["c000", "c001", "c002"]
     assert nb.cells[1].source == images.roadmap_source("04")
+
+
+def test_training_loop_cycle(drawn):
+    """11's cycle: the six stations in order, with the course's shapes on the arrows."""
+    svg = drawn["training_loop.svg"].decode()
+    stations = ["1  batch", "2  forward", "3  loss", "4  backward", "5  step", "6  clear"]
+    positions = [svg.find(station) for station in stations]
+    assert -1 not in positions, positions
+    for text in ("(4, 16)", "(4, 16, 3,771)", "optimizer.zero_grad()", "loss.backward()"):
+        assert text in svg, text
+    assert render(diagrams.all_diagrams()["training_loop"](), "svg") == drawn["training_loop.svg"]

@@ -16,6 +16,7 @@ import torch
 from pinned_probe import run_probe
 
 from transformer_course.device import reproducible_cpu_environment
+from transformer_course.exercises.training import check_one_training_step
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer, train_step
 from transformer_course.train.interrupts import StepWatch
@@ -119,3 +120,22 @@ def test_step_watch_sees_the_update_and_removes_its_hooks():
         mine.remove()
     assert seen == [False, True] and not watch.updating  # backward: not yet; inside step: yes
     assert not optimizer._optimizer_step_pre_hooks and not optimizer._optimizer_step_post_hooks
+
+
+def test_one_training_step_rejects_stale_gradients():
+    """A step that clears the gradients only after optimizer.step() (or never) updates with the
+    warm-up step's gradients too: check_one_training_step rejects it and names the slip."""
+
+    def clears_after_the_step(model, optimizer, x, y, lr, grad_clip):
+        _, loss = model(x, y)
+        loss.backward()  # adds to the gradients the warm-up step left
+        if grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item()
+
+    feedback = check_one_training_step(clears_after_the_step, seed=0)
+    assert not feedback and "missing optimizer.zero_grad()" in feedback.message, feedback

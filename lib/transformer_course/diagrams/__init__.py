@@ -46,6 +46,7 @@ from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .gpt import gpt_overview as draw_gpt_overview
+from .gpt import training_loop
 from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 
 __all__ = [
@@ -99,6 +100,7 @@ def all_diagrams() -> dict[str, Callable[[], Figure]]:
         "attention_formula": attention_formula,
         "encoder_decoder": encoder_decoder,
         "llama_vs_classic": llama_vs_classic,
+        "training_loop": training_loop,
     }
     for number in NOTEBOOKS:
         diagrams[f"roadmap_{number}"] = lambda number=number: roadmap(number)

@@ -303,3 +303,46 @@ def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Fi
     _draw_output(r, 3.5, block_out, numbers)
     _draw_side_roads(r, 9.75)
     return fig
+
+
+def training_loop(numbers: CourseNumbers = COURSE) -> Figure:
+    """The training step as a cycle (11_training): batch → forward → loss → backward → clip and
+    AdamW step → zero_grad → the next batch, with the course's shapes (compact vocabulary)."""
+    n = numbers
+    fig, ax = canvas(10.0, 5.2)
+    title(ax, 5.0, 4.95, "One training step, repeated (train.train_step)")
+    w, h, top, bottom = 2.4, 0.8, 3.7, 1.0
+    xs = (1.5, 5.0, 8.5)
+    # Six stations on a ring, clockwise from the top left; the text says what the code does.
+    stations = [
+        (xs[0], top, "1  batch\nx, y = get_batch(train_ids)", PALETTE["data"]),
+        (xs[1], top, "2  forward\nlogits = model(x)", PALETTE["attention"]),
+        (xs[2], top, "3  loss\ncross-entropy(logits, y)", PALETTE["output"]),
+        (xs[2], bottom, "4  backward\nloss.backward()", PALETTE["norm"]),
+        (xs[1], bottom, "5  step\nclip, optimizer.step()", PALETTE["ffn"]),
+        (xs[0], bottom, "6  clear\noptimizer.zero_grad()", PALETTE["embed"]),
+    ]
+    boxes = [box(ax, x, y, w, h, text, colour, fontsize=10.5) for x, y, text, colour in stations]
+
+    def between(a: float, b: float, y: float) -> tuple[float, float]:
+        return ((a + b) / 2, y)
+
+    above, below = top + h / 2 + 0.08, bottom - h / 2 - 0.08
+    arrow(ax, boxes[0].right, boxes[1].left, f"x, y: {n.shape('B', 'T')}", side="above",
+          offset=0, label_at=between(xs[0], xs[1], above))  # fmt: skip
+    arrow(ax, boxes[1].right, boxes[2].left, f"logits: {n.shape('B', 'T', 'V_compact')}", side="above",
+          offset=0, label_at=between(xs[1], xs[2], above))  # fmt: skip
+    arrow(ax, boxes[2].bottom, boxes[3].top, "loss: shape ()", side="right", offset=0.12)
+    arrow(ax, boxes[3].left, boxes[4].right, "p.grad: one per weight, its shape", side="below",
+          offset=0, label_at=between(xs[1], xs[2], below))  # fmt: skip
+    arrow(ax, boxes[4].left, boxes[5].right, "AdamW moved the weights (lr_t)", side="below",
+          offset=0, label_at=between(xs[0], xs[1], below))  # fmt: skip
+    arrow(ax, boxes[5].top, boxes[0].bottom, "p.grad = None", side="right", offset=0.12)
+    note(
+        ax,
+        5.0,
+        (top + bottom) / 2,
+        "backward adds to p.grad: without step 6 the next\nstep would use this batch's gradient too",
+        ha="center",
+    )
+    return fig

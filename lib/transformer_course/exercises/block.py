@@ -30,6 +30,18 @@ def _layer_norm_inputs(
     return x, gamma, beta, eps
 
 
+def _layer_norm_unbiased(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float):
+    """A slip: the variance divided by C − 1 (``torch.var``'s default), not by C."""
+    centred = x - x.mean(dim=-1, keepdim=True)  # (*, C)
+    return gamma * centred / torch.sqrt(x.var(dim=-1, keepdim=True) + eps) + beta  # (*, C)
+
+
+def _layer_norm_eps_outside(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float):
+    """A slip: ε added to the standard deviation, outside the square root."""
+    centred = x - x.mean(dim=-1, keepdim=True)  # (*, C)
+    return gamma * centred / (x.std(dim=-1, unbiased=False, keepdim=True) + eps) + beta  # (*, C)
+
+
 check_layer_norm_from_scratch = build_exercise(
     notebook="09_transformer_block",
     solution=layer_norm_from_scratch,
@@ -45,6 +57,10 @@ check_layer_norm_from_scratch = build_exercise(
     reference=layer_norm,  # the library's formula, itself tested against nn.LayerNorm
     make_inputs=_layer_norm_inputs,
     atol=1e-4,
+    slips={
+        "the unbiased variance (divided by C − 1, torch.var's default; LayerNorm divides by C)": _layer_norm_unbiased,
+        "ε outside the square root (σ + ε instead of √(σ² + ε))": _layer_norm_eps_outside,
+    },
 )
 
 
@@ -79,6 +95,12 @@ def _block_reference(block: Block, x: torch.Tensor) -> torch.Tensor:
         return block(x)  # (B, T, C) model.Block's own forward
 
 
+def _post_norm_block(block: Block, x: torch.Tensor) -> torch.Tensor:
+    """A slip: the post-norm layout (norm after the residual add) where pre-norm was asked."""
+    x = block.norm1(x + block.attn(x, causal=True))  # (B, T, C)
+    return block.norm2(x + block.ffn(x))  # (B, T, C)
+
+
 check_pre_norm_block = build_exercise(
     notebook="09_transformer_block",
     solution=pre_norm_block,
@@ -94,6 +116,9 @@ check_pre_norm_block = build_exercise(
     """,
     reference=_block_reference,
     make_inputs=_block_inputs,
+    slips={
+        "post-norm written for pre-norm (the norm after the residual add, not on the sub-layer's input)": _post_norm_block,
+    },
 )
 
 

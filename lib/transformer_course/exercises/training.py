@@ -138,7 +138,8 @@ def _train_step_reference(*step: Any) -> float:
 
 
 def _random_training_batch(generator: torch.Generator) -> tuple:
-    """A tiny GPT (dropout on) with its AdamW after one step, a random batch, a learning rate unlike the
+    """A tiny GPT (dropout on) with its AdamW after one step whose gradients are still in place (so
+    forgetting ``optimizer.zero_grad()`` shows), a random batch, a learning rate unlike the
     optimizer's own (so forgetting to set it shows) and a clip that is mostly shorter than the
     gradient (so forgetting it shows) and sometimes None (no clipping)."""
     V = int(torch.randint(5, 40, (), generator=generator))
@@ -152,8 +153,8 @@ def _random_training_batch(generator: torch.Generator) -> tuple:
     # One earlier step, so AdamW has running averages: on its very first step Adam moves every
     # weight by about ±lr whatever the gradient's scale, and a missing clip would go unseen.
     warm_x, warm_y = torch.randint(0, V, (2, B, T), generator=generator)  # (B, T) each
+    # train_step clears the gradients before its backward, not after: the warm-up step's stay.
     train_step(model, optimizer, warm_x, warm_y, lr=1e-2)
-    optimizer.zero_grad(set_to_none=True)  # as a loop leaves it between steps
     x = torch.randint(0, V, (B, T), generator=generator)  # (B, T) input ids
     y = torch.randint(0, V, (B, T), generator=generator)  # (B, T) target ids
     lr = float(torch.empty(()).uniform_(1e-3, 3e-2, generator=generator))
@@ -161,6 +162,25 @@ def _random_training_batch(generator: torch.Generator) -> tuple:
     clip = float(torch.empty(()).uniform_(0.05, 2.0, generator=generator))
     grad_clip = None if torch.rand((), generator=generator) < 0.2 else clip
     return model, optimizer, x, y, lr, grad_clip
+
+
+def _step_without_zero_grad(
+    model: GPT,
+    optimizer: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    lr: float,
+    grad_clip,
+) -> float:
+    """A slip: the step never clears the gradients, so the previous step's are added to this one's."""
+    _, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
+    loss.backward()  # accumulates onto the gradients already there
+    if grad_clip is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    optimizer.step()
+    return loss.item()
 
 
 def _loss_and_weights(arguments: tuple, result: object) -> dict:
@@ -174,11 +194,12 @@ check_one_training_step = build_exercise(
     notebook="11_training",
     solution=one_training_step,
     hint="""
-        forward with model(x, y), which returns (logits, loss); loss.backward(); if
-        grad_clip is not None, torch.nn.utils.clip_grad_norm_(model.parameters(),
-        grad_clip); write lr into every optimizer.param_groups entry's "lr";
-        optimizer.step(); optimizer.zero_grad(); return loss.item(). Do not switch dropout
-        off: a training step runs in training mode.
+        forward with model(x, y), which returns (logits, loss); optimizer.zero_grad()
+        before loss.backward(), because backward adds to whatever gradients the previous
+        step left; if grad_clip is not None, torch.nn.utils.clip_grad_norm_(
+        model.parameters(), grad_clip); write lr into every optimizer.param_groups entry's
+        "lr"; optimizer.step(); return loss.item(). Do not switch dropout off: a training
+        step runs in training mode.
     """,
     success="""
         That is `train.train_step`, the body of `train`'s loop: the same loss and, after
@@ -189,4 +210,8 @@ check_one_training_step = build_exercise(
     trials=8,
     atol=1e-6,
     outcome=_loss_and_weights,
+    slips={
+        "a missing optimizer.zero_grad() before loss.backward(): backward adds to the gradients "
+        "the previous step left, so the update used both steps' gradients": _step_without_zero_grad,
+    },
 )

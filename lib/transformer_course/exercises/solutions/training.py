@@ -41,11 +41,11 @@ def one_training_step(
 ) -> float:
     """One optimisation step on the batch ``x``, ``y`` [B, T]; returns the loss before the update."""
     _, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
+    optimizer.zero_grad(set_to_none=True)  # backward adds to old gradients: clear the last step's
     loss.backward()  # a gradient for every parameter
     if grad_clip is not None:  # rescale the whole gradient to length ≤ grad_clip
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     for group in optimizer.param_groups:
         group["lr"] = lr  # the scheduled rate for this step
     optimizer.step()
-    optimizer.zero_grad(set_to_none=True)  # the next step starts from no gradient
     return loss.item()

@@ -1,0 +1,366 @@
+"""The capstone: the learner's own GPT class (written in 10_logits_and_loss, trained in 11_training).
+
+The learner writes ``class MyGPT(nn.Module)`` from their own pieces — the sinusoidal table (03),
+causal attention (08), LayerNorm (09) — with one method per stage of the model, so that a wrong
+model can be told *which* stage is wrong:
+
+- ``token_vectors(idx)``: the table's rows × √d_model (stage "embedding");
+- ``add_positions(h)``: + the sinusoidal table's first T rows ("+ positions");
+- ``attention_step(k, h)``: h + causal attention of LayerNorm(h) ("block k attention");
+- ``feed_forward_step(k, h)``: h + FFN of LayerNorm(h) ("block k feed-forward");
+- ``final_layer_norm(h)``: the LayerNorm after the last block ("final norm");
+- ``output_logits(h)``: h @ tableᵀ, the tied output layer ("head");
+- ``forward(idx, targets)``: the stages in order, and the loss.
+
+:func:`check_my_gpt` builds the library's :class:`~transformer_course.model.GPT` of the same
+sizes (the course's defaults: tied table, ×√d_model, sinusoidal positions, pre-norm, ReLU),
+copies its weights into the learner's model by parameter name (the names the stub's docstring
+lists, which are the library's own), runs every stage of both on the library's input to that
+stage, and names the first stage whose output differs; then it compares ``forward``'s logits and
+loss. :func:`check_your_gpt_trains` trains the learner's class with the learner's training step
+(11) and lets it write.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .. import data
+from ..model import GPT, GPTConfig
+from ..train import evaluate, lr_at, make_optimizer
+from . import Feedback, checker, report, unanswered
+from .build import compare_tensors
+from .solutions.my_gpt import MyGPT
+
+#: What to look at when a stage differs.
+STAGE_HINTS = {
+    "embedding": "the token vectors are the table's rows times √d_model (`token_embedding.weight[idx]`).",
+    "+ positions": "add the sinusoidal table's first T rows (notebook 03) to the token vectors.",
+    "attention": (
+        "pre-norm: h + attention(LayerNorm(h)) — the norm goes on the sub-layer's input, never on the "
+        "residual path; split (B, T, C) → (B, H, T, D), scores / √D, the causal mask, softmax, "
+        "weights @ V, merge the heads, then out_proj (W_O)."
+    ),
+    "feed-forward": "h + down(ReLU(up(LayerNorm(h)))), with norm2's γ and β.",
+    "final norm": "LayerNorm with final_norm's γ and β, the variance divided by C, ε = 1e-5 inside the root.",
+    "head": "the output layer is the table itself: h @ token_embedding.weight.T, no bias (tied).",
+    "forward": (
+        "your stages are right, so look at forward: token_vectors → add_positions → for every block "
+        "attention_step then feed_forward_step → final_layer_norm → output_logits; the loss is "
+        "F.cross_entropy over all B·T positions (None without targets)."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ClassExercise:
+    """A build exercise whose answer is a class (the capstone): what :func:`.build.show_solution`
+    and the progress table need to know about it."""
+
+    name: str
+    solution: type
+
+
+def _sizes(generator: torch.Generator) -> dict[str, int]:
+    """A random small model: 1–3 heads of an even size (sinusoidal pairs), 1–3 blocks, T of 1–8."""
+    n_heads = int(torch.randint(1, 4, (), generator=generator))
+    return {
+        "vocab_size": int(torch.randint(5, 40, (), generator=generator)),
+        "context_length": int(torch.randint(1, 9, (), generator=generator)),
+        "d_model": n_heads * 2 * int(torch.randint(1, 4, (), generator=generator)),
+        "n_heads": n_heads,
+        "n_layers": int(torch.randint(1, 4, (), generator=generator)),
+    }
+
+
+def _library_gpt(sizes: dict[str, int], generator: torch.Generator) -> GPT:
+    """The library GPT of these sizes with weights that make every stage matter: trained-looking
+    norms and biases (a skipped norm or bias shows) and linear weights of std 1/√fan_in (each
+    block changes the stream by about as much as it carries)."""
+    model = GPT(GPTConfig(**sizes, dropout=0.0)).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name == "token_embedding.weight":
+                continue  # the course's init: the table at std 1/√(2C)
+            if "norm" in name:
+                base = 1.0 if name.endswith("weight") else 0.0
+                p.copy_(base + 0.3 * torch.randn(p.shape, generator=generator))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=generator))
+            else:
+                p.copy_(torch.randn(p.shape, generator=generator) / p.shape[1] ** 0.5)
+    return model
+
+
+def _is_stub(model: nn.Module, idx: torch.Tensor) -> bool:
+    """The notebook's stub: no parameters yet, and a forward whose body is ``...``."""
+    if any(True for _ in model.parameters()):
+        return False
+    try:
+        return model(idx) is None
+    except Exception:
+        return False
+
+
+def _copy_weights(library: GPT, mine: nn.Module) -> str | None:
+    """Copy ``library``'s parameters into ``mine`` by name; a sentence when the names do not fit."""
+    theirs = dict(library.named_parameters())  # the tied table once: lm_head.weight is the same
+    ours = dict(mine.named_parameters())
+    missing = [name for name in theirs if name not in ours]
+    if missing:
+        return (
+            f"MyGPT has no parameter named {missing[0]!r} ({len(missing)} of the {len(theirs)} names the "
+            "checker copies into are missing). Name them as the stub's docstring lists."
+        )
+    extra = [name for name in ours if name not in theirs]
+    if extra:
+        return (
+            f"MyGPT has a parameter {extra[0]!r} that the course's GPT has not ({len(extra)} extra). "
+            "Hold only the listed parameters; the output layer is the table itself (tied)."
+        )
+    for name, p in theirs.items():
+        if tuple(ours[name].shape) != tuple(p.shape):
+            return f"MyGPT's {name!r} has shape {tuple(ours[name].shape)}; the course's GPT has {tuple(p.shape)}."
+    with torch.no_grad():
+        for name, p in theirs.items():
+            ours[name].copy_(p)
+    return None
+
+
+def _reference_stages(model: GPT, idx: torch.Tensor):
+    """(stage name, method, arguments, expected output) for every stage of the library model."""
+    h = model.token_embedding(idx) * model.config.embedding_multiplier  # (B, T, C)
+    yield "embedding", "token_vectors", (idx,), h
+    h_in, h = h, h + model.positional_table[: idx.shape[1]]  # (B, T, C)
+    yield "+ positions", "add_positions", (h_in,), h
+    for k, block in enumerate(model.blocks):
+        h_in, h = h, h + block.attn(block.norm1(h), causal=True)  # (B, T, C)
+        yield f"block {k} attention", "attention_step", (k, h_in), h
+        h_in, h = h, h + block.ffn(block.norm2(h))  # (B, T, C)
+        yield f"block {k} feed-forward", "feed_forward_step", (k, h_in), h
+    h_in, h = h, model.final_norm(h)  # (B, T, C)
+    yield "final norm", "final_layer_norm", (h_in,), h
+    yield "head", "output_logits", (h,), model.lm_head(h)  # (B, T, V)
+
+
+def _stage_problem(
+    mine: nn.Module, library: GPT, idx: torch.Tensor, targets: torch.Tensor
+) -> str | None:
+    """The first stage (then forward) where ``mine`` differs from ``library``, as a sentence."""
+    for stage, method, args, expected in _reference_stages(library, idx):
+        shown = ", ".join(
+            ["idx" if a is idx else "h" if isinstance(a, torch.Tensor) else str(a) for a in args]
+        )
+        call = f"`{method}({shown})`"
+        if not callable(getattr(mine, method, None)):
+            return f"MyGPT has no method `{method}` (stage {stage}); the stub lists one method per stage."
+        try:
+            given = getattr(mine, method)(*args)
+        except Exception as error:
+            return f"stage {stage}: your {call} raised {type(error).__name__}: {error}."
+        if given is None:
+            return f"stage {stage}: your {call} still returns None — write its body."
+        problem = compare_tensors(given, expected, 1e-4)
+        if problem:
+            kind = stage.split(" ", 2)[-1] if stage.startswith("block") else stage
+            return f"the first stage that differs is {stage}, {call}: {problem} Look at: {STAGE_HINTS[kind]}"
+    expected_logits, expected_loss = library(idx, targets)
+    try:
+        given = mine(idx, targets)
+    except Exception as error:
+        return f"your `forward(idx, targets)` raised {type(error).__name__}: {error}."
+    if not (isinstance(given, tuple) and len(given) == 2):
+        return "forward(idx, targets) should return a pair (logits, loss), like the course's GPT."
+    problem = compare_tensors(
+        given[0], expected_logits, 1e-4, "forward's logits"
+    ) or compare_tensors(given[1], expected_loss, 1e-4, "forward's loss")
+    if problem:
+        return f"every stage matches, but {problem} Look at: {STAGE_HINTS['forward']}"
+    return None
+
+
+@checker(
+    hint="""
+        one method per stage, each a line or two: token_vectors = the table's rows × √d_model;
+        add_positions = + the sinusoidal table (03); attention_step = h + your causal
+        multi-head attention (08) of your LayerNorm (09) of h; feed_forward_step = h +
+        down(ReLU(up(LayerNorm(h)))); final_layer_norm; output_logits = h @ the table's
+        transpose. Hold the weights under the names the stub lists (nn.Embedding, nn.Linear and
+        nn.LayerNorm are fine as holders of the numbers), and let forward chain the stages.
+    """
+)
+def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
+    """10_logits_and_loss build exercise (the capstone): the learner's class ``MyGPT(vocab_size,
+    context_length, d_model, n_heads, n_layers)``, given the library GPT's weights, must match it
+    stage by stage and end to end, on 3 random models and batches; the verdict names the first
+    stage that differs."""
+    if unanswered(answer):
+        return report(False, "", "write the class MyGPT and run the cell again.", answered=False)
+    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
+        return report(
+            False,
+            "",
+            f"pass your class itself — `check_my_gpt(MyGPT)` — got a {type(answer).__name__}.",
+        )
+    seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
+    again = f"(random models from seed {seed}: `check_my_gpt(MyGPT, seed={seed})` repeats them)"
+    for trial in range(3):
+        generator = torch.Generator().manual_seed(seed + trial)
+        sizes = _sizes(generator)
+        B, T = int(torch.randint(1, 4, (), generator=generator)), sizes["context_length"]
+        idx, targets = torch.randint(
+            0, sizes["vocab_size"], (2, B, T), generator=generator
+        )  # (B, T) each
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + trial)
+            library = _library_gpt(sizes, generator)
+            arguments = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            try:
+                mine = answer(**sizes)
+            except Exception as error:
+                return report(
+                    False,
+                    "",
+                    f"`MyGPT({arguments})` raised {type(error).__name__}: {error} {again}",
+                )
+            if trial == 0 and _is_stub(mine, idx):
+                return report(
+                    False,
+                    "",
+                    "MyGPT is still the stub — write its constructor and methods, run the cell again. "
+                    "Stuck? `check_my_gpt(MyGPT, hint=True)`.",
+                    answered=False,
+                )
+            mine.eval()
+            problem = _copy_weights(library, mine)
+            if problem is None:
+                with torch.no_grad():
+                    problem = _stage_problem(mine, library, idx, targets)
+        if problem:
+            return report(
+                False, "", f"on MyGPT({arguments}) and a ({B}, {T}) batch: {problem} {again}"
+            )
+    return report(
+        True,
+        "MyGPT, given the library's weights, matches the course's GPT at every stage and end to end "
+        "(logits and loss) on 3 random models: a GPT of your own. Notebook 11 trains it.",
+        "",
+    )
+
+
+check_my_gpt.exercise = ClassExercise(name="MyGPT", solution=MyGPT)  # type: ignore[attr-defined]
+
+
+def _greedy(
+    model: nn.Module, prompt: torch.Tensor, n_tokens: int, context_length: int
+) -> torch.Tensor:
+    """Greedy continuation of ``prompt`` (P,) by ``n_tokens``, reading the last ``context_length``."""
+    ids = prompt[None]  # (1, P)
+    with torch.no_grad():
+        for _ in range(n_tokens):
+            logits, _ = model(ids[:, -context_length:])  # (1, T, V)
+            ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)  # (1, P + 1)
+    return ids[0, prompt.numel() :]  # (n_tokens,)
+
+
+@checker(
+    hint="""
+        nothing new to write: paste your MyGPT class (10, passed by check_my_gpt) and your
+        one_training_step (passed by check_one_training_step above) into the cell, and run it.
+        If the loss does not fall, check that the step clears the gradients, steps the
+        optimizer, and that the model is in training mode.
+    """
+)
+def check_your_gpt_trains(
+    answer: object,
+    training_step: Callable[..., float] | None = None,
+    train_ids: torch.Tensor | None = None,
+    val_ids: torch.Tensor | None = None,
+    vocab_size: int | None = None,
+    decode: Callable[[list[int]], str] | None = None,
+    prompt: Sequence[int] | torch.Tensor | None = None,
+    steps: int = 300,
+    hint: bool = False,
+) -> Feedback:
+    """11_training: train the learner's class ``answer`` (MyGPT, 2 blocks of width 32, context 16)
+    for ``steps`` steps of 16 windows with the learner's ``training_step`` (warm-up + cosine
+    from 1e-2, clip 1), then score the whole ``val_ids`` [N] and continue ``prompt`` [P]
+    greedily. ``train_ids`` [N] are token ids below ``vocab_size``; ``decode`` turns ids into
+    text. Passes when the validation loss fell by more than one nat."""
+    if unanswered(answer):
+        return report(False, "", "paste your MyGPT class, then run the cell again.", answered=False)
+    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
+        return report(False, "", f"pass your class itself, MyGPT, got a {type(answer).__name__}.")
+    if unanswered(training_step):
+        return report(
+            False, "", "paste your one_training_step, then run the cell again.", answered=False
+        )
+    if not callable(training_step) or isinstance(training_step, type):
+        return report(
+            False,
+            "",
+            f"pass your function one_training_step itself, got a {type(training_step).__name__}.",
+        )
+    if (
+        train_ids is None
+        or val_ids is None
+        or vocab_size is None
+        or decode is None
+        or prompt is None
+    ):
+        return report(
+            False, "", "pass train_ids, val_ids, vocab_size, decode and prompt as the cell does."
+        )
+    T = 16
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        try:
+            model = answer(
+                vocab_size=vocab_size, context_length=T, d_model=32, n_heads=2, n_layers=2
+            )
+        except Exception as error:
+            return report(
+                False,
+                "",
+                f"MyGPT(vocab_size={vocab_size}, …) raised {type(error).__name__}: {error}",
+            )
+        if _is_stub(model, torch.zeros(1, 1, dtype=torch.long)):
+            return report(
+                False,
+                "",
+                "MyGPT is still the stub: paste your class from notebook 10.",
+                answered=False,
+            )
+        optimizer = make_optimizer(model, lr=1e-2, weight_decay=0.1)
+        generator = torch.Generator().manual_seed(0)
+        try:
+            before = evaluate(model, val_ids, T)
+            model.train()
+            for step in range(steps):
+                x, y = data.get_batch(train_ids, 16, T, generator=generator)  # (B, T) each
+                lr = lr_at(step, steps=steps, lr=1e-2, warmup=20, min_lr=None)
+                loss = training_step(model, optimizer, x, y, lr, 1.0)
+                if loss is None:
+                    return report(
+                        False,
+                        "",
+                        "one_training_step still returns None: paste your step.",
+                        answered=step > 0,
+                    )
+            after = evaluate(model, val_ids, T)
+            model.eval()
+            written = decode(_greedy(model, torch.as_tensor(prompt), 20, T).tolist())
+        except Exception as error:
+            return report(False, "", f"training raised {type(error).__name__}: {error}")
+    result = (
+        f"validation loss {before:.2f} before, {after:.2f} after {steps} steps of your own step; "
+        f"your GPT continues the prompt with {written!r}."
+    )
+    if after < before - 1.0:
+        return report(True, result, "")
+    return report(False, "", f"{result} The loss should fall by more than a nat in {steps} steps.")
