@@ -84,7 +84,9 @@ def test_every_notebook_is_measured(course_table):
 
 
 def test_each_main_path_is_at_most_1500_words(course_table):
-    over = [line for line in measure_course.over_caps(course_table) if not line.startswith("course")]
+    over = [
+        line for line in measure_course.over_caps(course_table) if not line.startswith("course")
+    ]
     assert not over, "fold into 'Going deeper' sections or cut:\n" + "\n".join(over)
 
 

@@ -142,7 +142,9 @@ def check_folding(nb: Mapping) -> list[str]:
             if meta.get("id") != cell.get("id"):
                 problems.append(f"{cell.get('id')} {first!r}: metadata.id (Colab's id) differs")
         elif JUPYTERLAB_COLLAPSED in meta:
-            problems.append(f"{cell.get('id')} {first!r}: collapsed, but not a Going-deeper heading")
+            problems.append(
+                f"{cell.get('id')} {first!r}: collapsed, but not a Going-deeper heading"
+            )
     colab = nb.get("metadata", {}).get(COLAB, {}).get(COLAB_COLLAPSED, [])
     if colab != expected:
         problems.append(f"Colab's collapsed_sections {colab} != Going-deeper headings {expected}")

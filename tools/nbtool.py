@@ -3,6 +3,8 @@
     python tools/nbtool.py build SRC.py notebooks/NN_topic.ipynb   # percent-format script -> executed notebook
     python tools/nbtool.py run notebooks/NN_topic.ipynb [...]       # re-execute in place (fresh kernel)
     python tools/nbtool.py export notebooks/NN_topic.ipynb SRC.py   # notebook -> percent-format script
+    python tools/nbtool.py fold [notebooks/NN_topic.ipynb ...]      # fold the Going-deeper sections
+    python tools/nbtool.py fold --check                             # change nothing; exit 1 if unfolded
 
 The committed notebooks are the single source; the percent-format script is a
 convenient way to edit one, converted on demand (no paired files): ``export`` and
@@ -10,7 +12,9 @@ convenient way to edit one, converted on demand (no paired files): ``export`` an
 (``# %%`` starts a code cell, ``# %% [markdown]`` a markdown cell whose lines start
 with ``# ``; jupytext comments magics such as ``%pip`` out in the script and back in
 the notebook). What nbtool adds to jupytext: stable cell ids (``c000``, ``c001``, ...),
-the Colab badge and install placeholders, and a fresh-kernel run under the
+the Colab badge and install placeholders, the folding of every "Going deeper" section
+(JupyterLab's collapsed headings and Colab's collapsed sections, from the headings alone:
+``tools/course_sections.py``; ``build`` and ``run`` fold too), and a fresh-kernel run under the
 reproducibility pins. Execution runs in ``notebooks/``
 with the environment's ``python3`` kernel — the same one nbval uses — so the
 stored outputs are what ``make test`` will see. Cell ids are made stable so
@@ -34,6 +38,9 @@ sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 from transformer_course.notebook import colab_install_command  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
+from course_sections import check_folding, fold  # noqa: E402
 
 #: The script format, and what it carries beyond sources: no YAML header, cell tags only.
 PERCENT = "py:percent"
@@ -86,6 +93,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
             cell.source = cell.source.replace(BADGE_PLACEHOLDER, colab_badge(name))
         else:
             cell.source = cell.source.replace(INSTALL_PLACEHOLDER, colab_install_block())
+    fold(nb)
     return nb
 
 
@@ -117,6 +125,20 @@ def run(path: Path) -> float:
     return time.perf_counter() - start
 
 
+def fold_files(paths: list[Path], check: bool = False) -> int:
+    """Fold the Going-deeper sections of ``paths`` in place (``check``: only report)."""
+    stale = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        if check:
+            stale += [f"{path.name}: {problem}" for problem in check_folding(nb)]
+        elif fold(nb):
+            nbformat.write(nb, path)
+            stale.append(f"{path.name}: folded")
+    print("\n".join(stale) or "every Going-deeper section is folded")
+    return 1 if (check and stale) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -131,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="notebook -> percent-format script")
     export.add_argument("notebook", type=Path)
     export.add_argument("source", type=Path)
+    folder = sub.add_parser("fold", help="fold every Going-deeper section (no kernel)")
+    folder.add_argument("notebooks", type=Path, nargs="*", help="default: every notebook")
+    folder.add_argument("--check", action="store_true", help="change nothing; exit 1 if unfolded")
     args = parser.parse_args(argv)
 
     if args.command == "build":
@@ -142,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
             execute(nb)
         nbformat.write(nb, args.notebook)
         print(f"{args.notebook}: built in {time.perf_counter() - start:.1f} s")
+    elif args.command == "fold":
+        return fold_files(
+            args.notebooks or sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb")), args.check
+        )
     elif args.command == "run":
         for path in args.notebooks:
             print(f"{path}: executed in {run(path):.1f} s")
