@@ -49,10 +49,14 @@ BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
 
 
 def colab_badge(notebook_name: str) -> str:
-    """The Open-in-Colab badge for a notebook, built from the one repository address."""
+    """The Open-in-Colab link of a notebook, built from the one repository address.
+
+    A text link, not Colab's badge picture: that picture loads from colab.research.google.com,
+    so an offline JupyterLab would show a broken image (every picture must load offline).
+    """
     path = REPOSITORY.removeprefix("https://github.com/")
     url = f"https://colab.research.google.com/github/{path}/blob/main/notebooks/{notebook_name}"
-    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+    return f"**[Open in Colab ↗]({url})**"
 
 
 INSTALL_PLACEHOLDER = "{{COLAB_INSTALL}}"
