@@ -42,6 +42,12 @@ def test_fold_writes_jupyterlab_and_colab_metadata():
     nb = _synthetic()
     assert check_folding(nb), "the synthetic notebook starts unfolded"
     assert fold(nb)
+    # A heading cell hides the cells after it, not its own text: c003's "Why." moved out.
+    assert [c.id for c in nb.cells[3:5]] == ["c003", "c003-body"]
+    assert (nb.cells[3].source, nb.cells[4].source) == (
+        "## Going deeper: the AVX2 pins (needs notebook 11)",
+        "Why.",
+    )
     collapsed = [c.id for c in nb.cells if c.metadata.get(JUPYTERLAB_COLLAPSED)]
     assert collapsed == ["c003", "c005", "c007"]
     assert nb.metadata["colab"]["collapsed_sections"] == ["c003", "c005", "c007"]
@@ -52,6 +58,7 @@ def test_fold_writes_jupyterlab_and_colab_metadata():
     # The sections: 03 to 05 (up to the next "##"), and 07 to the end.
     assert [c.id for c, folded in folded_flags(nb.cells) if folded] == [
         "c003",
+        "c003-body",
         "c004",
         "c005",
         "c007",
@@ -63,8 +70,10 @@ def test_check_names_what_is_missing():
     fold(nb)
     nb.cells[3].metadata.pop(JUPYTERLAB_COLLAPSED)
     nb.metadata["colab"]["collapsed_sections"] = ["c003"]
+    nb.cells[3].source += "\n\nmore text in the heading cell"
     problems = check_folding(nb)
     assert any("c003" in p and "not collapsed in JupyterLab" in p for p in problems)
+    assert any("c003" in p and "more than the heading" in p for p in problems)
     assert any("collapsed_sections" in p for p in problems)
 
 

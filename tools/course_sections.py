@@ -102,10 +102,12 @@ def fold(nb: dict) -> bool:
     JupyterLab: ``jp-MarkdownHeadingCollapsed: true`` on each Going-deeper heading cell, and on
     no other heading (a collapsed main-path heading would hide the main path). Colab: the same
     cells' ids in ``metadata.colab.collapsed_sections``, each cell's ``metadata.id`` equal to
-    its nbformat id. (The website folds the same sections when it is built: site/course_site.py.)
-    Needs nbformat 4.5 cell ids; idempotent.
+    its nbformat id. A Going-deeper heading cell holding more than its heading is split first
+    (:func:`split_headings`). (The website folds the same sections when it is built:
+    site/going_deeper.py.) Needs nbformat 4.5 cell ids; idempotent.
     """
-    before = repr((nb.get("metadata"), [c.get("metadata") for c in nb["cells"]]))
+    before = repr((nb.get("metadata"), [(c.get("metadata"), source(c)) for c in nb["cells"]]))
+    split_headings(nb)
     collapsed = []
     for cell in nb["cells"]:
         meta = cell.setdefault("metadata", {})
@@ -125,7 +127,33 @@ def fold(nb: dict) -> bool:
         colab.pop(COLAB_COLLAPSED, None)
         if not colab:
             del nb["metadata"][COLAB]
-    return before != repr((nb.get("metadata"), [c.get("metadata") for c in nb["cells"]]))
+    return before != repr(
+        (nb.get("metadata"), [(c.get("metadata"), source(c)) for c in nb["cells"]])
+    )
+
+
+def split_headings(nb: dict) -> None:
+    """Give each Going-deeper heading a cell of its own: a collapsed heading hides the cells
+    after it, not the rest of its own cell. The rest becomes a markdown cell right after it
+    (id: the heading's id + ``-body``; ``tools/nbtool.py`` renumbers ids on its next run)."""
+    ids = {c.get("id") for c in nb["cells"]}
+    cells = []
+    for cell in nb["cells"]:
+        cells.append(cell)
+        heading, _, rest = source(cell).strip().partition("\n")
+        if is_going_deeper(cell) and rest.strip():
+            cell["source"] = heading
+            body_id = f"{cell.get('id')}-body"
+            while body_id in ids:
+                body_id += "-"
+            ids.add(body_id)
+            body = {"cell_type": "markdown", "id": body_id, "metadata": {}, "source": rest.strip()}
+            if type(cell) is not dict:  # an nbformat NotebookNode: keep attribute access
+                from nbformat import from_dict
+
+                body = from_dict(body)
+            cells.append(body)
+    nb["cells"][:] = cells
 
 
 def check_folding(nb: Mapping) -> list[str]:
@@ -141,6 +169,8 @@ def check_folding(nb: Mapping) -> list[str]:
                 problems.append(f"{cell.get('id')} {first!r}: not collapsed in JupyterLab")
             if meta.get("id") != cell.get("id"):
                 problems.append(f"{cell.get('id')} {first!r}: metadata.id (Colab's id) differs")
+            if "\n" in source(cell).strip():
+                problems.append(f"{cell.get('id')} {first!r}: more than the heading (stays shown)")
         elif JUPYTERLAB_COLLAPSED in meta:
             problems.append(
                 f"{cell.get('id')} {first!r}: collapsed, but not a Going-deeper heading"

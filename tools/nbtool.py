@@ -40,7 +40,7 @@ from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 from transformer_course.notebook import colab_install_command  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
-from course_sections import check_folding, fold  # noqa: E402
+from course_sections import check_folding, fold, split_headings  # noqa: E402
 
 #: The script format, and what it carries beyond sources: no YAML header, cell tags only.
 PERCENT = "py:percent"
@@ -90,6 +90,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
         "language_info": {"name": "python"},
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
+    split_headings(nb)  # before numbering: a Going-deeper heading gets a cell of its own
     for index, cell in enumerate(nb.cells):
         cell.id = f"c{index:03d}"
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
