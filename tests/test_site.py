@@ -408,7 +408,7 @@ def test_going_deeper_sections_are_closed_toggles(visitor, path):
             open: d.open,
             heading: (d.parentElement.querySelector('h1, h2, h3, h4, h5, h6') || {}).textContent,
             hidden: [...d.children].filter(e => e.tagName !== 'SUMMARY')
-                .every(e => e.getClientRects().length === 0),
+                .every(e => !e.checkVisibility()),
             summary: !!d.querySelector('summary'),
         }))"""
     )

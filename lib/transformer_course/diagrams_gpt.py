@@ -360,7 +360,7 @@ def roadmap_strip(here: str | None = None) -> Figure:
         ax,
         fig.get_figwidth() - margin,
         1.3,
-        "the course map: 00 · Setup",
+        "the whole model: notebook 00",
         ha="right",
         fontsize=9,
         style="italic",
