@@ -14,7 +14,8 @@
 #   make api-reference   rewrite API_REFERENCE.md from the library's docstrings
 #   make site            the course as a static website in site/_build/html (offline; no
 #                        notebook is executed), published by .github/workflows/site.yml
-#   make images          redraw every diagram into images/ and refresh each notebook's roadmap cell
+#   make images          redraw every diagram into images/ and rewrite each notebook's roadmap
+#                        cell (with its output: no kernel), Colab link and Going-deeper folding
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

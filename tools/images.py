@@ -1,5 +1,5 @@
-"""Draw every course diagram into images/ and refresh the roadmap cell and the Colab link of
-every notebook.
+"""Draw every course diagram into images/; refresh the roadmap cell, the Colab link and the
+folding of every notebook.
 
     python tools/images.py                 # what `make images` runs: every notebook
     python tools/images.py NB [NB ...]     # only these notebooks (images/ is always redrawn)
@@ -16,7 +16,8 @@ runs one to check), so no notebook needs a kernel run afterwards; the execution 
 are renumbered as a fresh run numbers them. The cell is found by its first line, :data:`MARKER`;
 an old markdown roadmap cell (:data:`OLD_MARKER`) is removed. The first cell's Colab badge
 becomes ``tools/nbtool.py``'s text link (an image from colab.research.google.com does not load
-offline). Cells are numbered c000, c001, … as ``tools/nbtool.py`` numbers them. Markdown images
+offline). Every "Going deeper" section is folded (``tools/nbtool.py fold``, the same function).
+Cells are numbered c000, c001, … as ``tools/nbtool.py`` numbers them. Markdown images
 that load from another machine are listed (exit 1): they need a hand-made fix.
 """
 
@@ -33,6 +34,7 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 sys.path.insert(0, str(REPO / "tools"))
+from course_sections import fold  # noqa: E402
 from nbtool import colab_badge  # noqa: E402
 
 from transformer_course.diagrams import NOTEBOOKS, TOPIC_DIAGRAMS, all_diagrams  # noqa: E402
@@ -184,9 +186,11 @@ def diagram_files() -> dict[str, bytes]:
 def refresh_notebook(path: Path, drawn: dict[str, bytes], check: bool) -> list[str]:
     """Refresh one notebook (``check``: only report); returns what was stale, and its remote images."""
     nb = nbformat.read(path, as_version=4)
-    changed = refresh_roadmap(nb, notebook_number(path), drawn)
+    changed = fold(nb)  # first: a Going-deeper heading cell may split in two
+    changed |= refresh_roadmap(nb, notebook_number(path), drawn)
     changed |= refresh_badge(nb, path.name) | number_cells(nb)
-    stale = [f"notebooks/{path.name} (roadmap cell or Colab link)"] if changed else []
+    changed |= fold(nb)  # again: Colab's collapsed sections name the cells' final ids
+    stale = [f"notebooks/{path.name} (roadmap cell, Colab link or folding)"] if changed else []
     if changed and not check:
         nbformat.write(nb, path)
     return stale + [f"notebooks/{path.name}: remote image {r}" for r in remote_images(nb)]
