@@ -35,7 +35,8 @@ STAGE = BUILD / "src"
 HTML = BUILD / "html"
 #: Top-level Markdown pages, in the order of the site's "Reference" part; absent ones are skipped.
 REFERENCE_PAGES = ["GLOSSARY.md", "SOURCES.md", "API_REFERENCE.md"]
-ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/roadmap_00.png"]
+#: The course map on the landing page: the whole model (gpt_overview), as README.md shows it.
+ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/gpt_overview.png"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
