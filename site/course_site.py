@@ -81,11 +81,6 @@ def site_url(repository_url: str) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
-def raw_images_url(repository_url: str) -> str:
-    """Where the notebooks' roadmap pictures live online (``diagrams.image_url`` builds them)."""
-    return f"https://raw.githubusercontent.com/{repository_url.removeprefix('https://github.com/')}/main/images/"
-
-
 def notebook_paths() -> list[Path]:
     """The course's notebooks in course order (00, 01, 02, 02b, 03, ...)."""
     return sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
@@ -216,9 +211,6 @@ def stage_notebook(
     for cell in nb["cells"]:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown":
-            # Roadmaps are shown from the repository's raw URL (so that Colab and GitHub show
-            # them); the site serves its own copy of images/ instead, and fetches nothing.
-            text = text.replace(raw_images_url(repository_url), "../images/")
             cell["source"] = rewrite_links(text, page, staged, repository_url)
         outputs = []
         for output in cell.get("outputs", []):

@@ -47,8 +47,6 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from . import REPOSITORY
-
 
 @dataclass(frozen=True)
 class CourseNumbers:
@@ -97,14 +95,6 @@ NOTEBOOKS: dict[str, str] = {
     "13": "Modern blocks",
     "14": "Encoder-decoder",
 }
-
-
-def image_url(name: str) -> str:
-    """The absolute URL of ``images/<name>`` on the course's main branch (renders in Colab too)."""
-    if not name or "/" in name:
-        raise ValueError(f"name must be a file name inside images/, got {name!r}")
-    path = REPOSITORY.removeprefix("https://github.com/")
-    return f"https://raw.githubusercontent.com/{path}/main/images/{name}"
 
 
 def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
