@@ -15,7 +15,8 @@
 #                        notebook is executed; the API reference page is generated from the
 #                        library's docstrings), published by .github/workflows/site.yml
 #   make api-reference   preview that page as Markdown in site/_build/API_REFERENCE.md
-#   make images          redraw every diagram into images/ and refresh each notebook's roadmap cell
+#   make images          redraw every diagram into images/ and rewrite each notebook's roadmap
+#                        cell (with its output: no kernel), Colab link and Going-deeper folding
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

@@ -21,7 +21,8 @@ author = "the Transformer course authors"
 copyright = "the Transformer course authors (MIT licence)"
 root_doc = "index"
 
-extensions = ["myst_nb"]
+# going_deeper (site/going_deeper.py): every "Going deeper" section is a closed toggle.
+extensions = ["myst_nb", "going_deeper"]
 # The notebooks' outputs are stored and checked by nbval: show them, never re-run them.
 nb_execution_mode = "off"
 # No widget JavaScript from a CDN: widget views are replaced by their stills when staging.

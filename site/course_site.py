@@ -39,7 +39,8 @@ HTML = BUILD / "html"
 REFERENCE_PAGES = ["GLOSSARY.md", "SOURCES.md", "API_REFERENCE.md"]
 #: Reference pages written at build time rather than read from the repository.
 GENERATED_PAGES = {"API_REFERENCE.md"}
-ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/roadmap_00.png"]
+#: The course map on the landing page: the whole model (gpt_overview), as README.md shows it.
+ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/gpt_overview.png"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -82,11 +83,6 @@ def site_url(repository_url: str) -> str:
         )
     owner, name = match.groups()
     return f"https://{owner.lower()}.github.io/{name}/"
-
-
-def raw_images_url(repository_url: str) -> str:
-    """Where the notebooks' roadmap pictures live online (``diagrams.image_url`` builds them)."""
-    return f"https://raw.githubusercontent.com/{repository_url.removeprefix('https://github.com/')}/main/images/"
 
 
 def api_reference_page() -> str:
@@ -236,9 +232,6 @@ def stage_notebook(
     for cell in nb["cells"]:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown":
-            # Roadmaps are shown from the repository's raw URL (so that Colab and GitHub show
-            # them); the site serves its own copy of images/ instead, and fetches nothing.
-            text = text.replace(raw_images_url(repository_url), "../images/")
             cell["source"] = rewrite_links(text, page, staged, repository_url)
         outputs = []
         for output in cell.get("outputs", []):

@@ -15,8 +15,11 @@ Nothing is downloaded: Chromium is Debian's ``/usr/bin/chromium`` (``COURSE_CHRO
 overrides), driven by Playwright for Python without ``playwright install``. JupyterLab runs on
 loopback with a known token, a free port and its own temporary config, data, runtime, settings
 and workspace folders, on a temporary copy of ``notebooks/`` (autosave never touches the
-committed notebooks). Requests that would leave the machine (the Colab badge image) are
-answered locally and listed.
+committed notebooks). Every request that would leave the machine is refused and fails the test:
+the course must work offline, every picture included. Each notebook, as it opens, must show
+every "Going deeper" section folded (its heading collapsed, its cells hidden: the metadata
+``tools/nbtool.py fold`` writes); the test then expands all headings and checks that every
+image, in markdown and in outputs, has loaded (naturalWidth > 0).
 
 The kernel runs ipywidgets 8 here. ipywidgets 7.7 (Colab's) cannot be driven this way:
 JupyterLab 4's widget manager refuses a 7.x kernel ("Module @jupyter-widgets/base, version
@@ -100,14 +103,13 @@ WIDGET_NOTEBOOKS = [p.stem for p in _notebooks() if _shows_widgets(p)]
 STATIC_NOTEBOOKS = [p.stem for p in _notebooks() if p.stem not in WIDGET_NOTEBOOKS]
 
 
-def _course_image(url: str) -> Path | None:
-    """The local file behind an images/ URL of the course (see diagrams.image_url), else None."""
-    from transformer_course.diagrams import image_url
+def _going_deeper_count(name: str) -> int:
+    """How many Going-deeper heading cells the stored notebook has (tools/course_sections.py)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from course_sections import is_going_deeper
 
-    prefix = image_url("x")[:-1]
-    if not url.startswith(prefix):
-        return None
-    return REPO / "images" / url[len(prefix) :].split("?")[0]
+    nb = json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
+    return sum(is_going_deeper(cell) for cell in nb["cells"])
 
 
 def _must_run() -> bool:
@@ -182,6 +184,7 @@ class Lab:
                 f"--ServerApp.root_dir={self.notebooks}",
                 "--LabApp.news_url=None",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: expand all headings
             ],
             env=env,
             stdout=self._log,
@@ -251,32 +254,62 @@ class Learner:
         shutil.rmtree(self.shots, ignore_errors=True)
         self.shots.mkdir(parents=True, exist_ok=True)
         self.context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
-        self.context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), self._answer_locally)
+        self.context.route(
+            re.compile(r"^(?!(https?|wss?)://127\.0\.0\.1[:/]|data:|blob:)"), self._refuse
+        )
         self.page = self.context.new_page()
         self.page.on("console", self._on_console)
         self.page.on("pageerror", lambda error: self.console_errors.append(f"page error: {error}"))
 
     # -- plumbing -------------------------------------------------------------------------
-    def _answer_locally(self, route) -> None:
-        # This machine is offline; a learner's browser loads these (the Colab badge image).
+    def _refuse(self, route) -> None:
+        # Every picture and script of the course is local (diagrams.py's DESIGN note): a request
+        # for another machine is refused here, recorded, and fails the test (assert_offline).
         self.external.append(route.request.url)
-        course_image = _course_image(route.request.url)
-        if course_image is not None:  # the roadmaps: answered from images/, 404 when missing
-            if course_image.is_file():
-                kind = "image/svg+xml" if course_image.suffix == ".svg" else "image/png"
-                route.fulfill(status=200, content_type=kind, body=course_image.read_bytes())
-            else:
-                route.fulfill(status=404, body="")
-        elif route.request.resource_type == "image":
-            svg = (  # a local stand-in for the badge, so screenshots still show where it is
-                '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20">'
-                '<rect width="117" height="20" rx="3" fill="#555"/>'
-                '<text x="8" y="14" fill="#fff" font-family="sans-serif" font-size="11">'
-                "Open in Colab</text></svg>"
-            )
-            route.fulfill(status=200, content_type="image/svg+xml", body=svg)
-        else:
-            route.fulfill(status=204, body="")
+        route.abort()
+
+    def assert_offline(self) -> None:
+        assert not self.external, f"{self.name}: requests that would leave the machine:\n" + (
+            "\n".join(sorted(set(self.external)))
+        )
+
+    def going_deeper_headings(self) -> list[dict]:
+        """Each Going-deeper heading cell as JupyterLab shows it: collapsed, its section hidden."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]
+            .map(cell => [cell, cell.querySelector('.jp-RenderedMarkdown :is(h1,h2,h3,h4,h5,h6)')])
+            .filter(([cell, h]) => h && /going deeper/i.test(h.textContent))
+            .map(([cell, h]) => {
+                const button = cell.querySelector('.jp-collapseHeadingButton');
+                const next = cell.nextElementSibling;
+                return {
+                    heading: h.textContent.slice(0, 80),
+                    collapsed: !!button && button.classList.contains('jp-mod-collapsed'),
+                    hidden: !next || !next.classList.contains('jp-Cell')
+                        || next.getClientRects().length === 0,
+                };
+            })"""
+        )
+
+    def assert_going_deeper_folded(self) -> None:
+        """Opened, every Going-deeper section is folded (its heading collapsed, its cells hidden)."""
+        expected = _going_deeper_count(self.name)
+        shown = self.going_deeper_headings()
+        self.notes.append(f"{len(shown)} Going-deeper sections, folded when opened")
+        assert len(shown) == expected, f"{self.name}: {expected} Going-deeper headings, saw {shown}"
+        unfolded = [h for h in shown if not (h["collapsed"] and h["hidden"])]
+        assert not unfolded, f"{self.name}: Going-deeper sections not folded: {unfolded}"
+
+    def expand_all_headings(self) -> None:
+        """Unfold every section (JupyterLab's command), so that every cell can be seen and run."""
+        self.page.evaluate(
+            "() => window.jupyterapp.commands.execute('notebook:expand-all-headings')"
+        )
+        self.page.wait_for_function(
+            "() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+            ".every(c => c.getClientRects().length > 0)",
+            timeout=30_000,
+        )
 
     def images_not_loaded(self) -> list[str]:
         """Every <img> in the notebook (markdown and outputs) has loaded: naturalWidth > 0."""
@@ -686,8 +719,7 @@ def learner(browser, lab, request):
     yield person
     (person.shots / "learner.txt").write_text(
         "\n".join(
-            person.notes
-            + [f"external request answered locally: {u}" for u in sorted(set(person.external))]
+            person.notes + [f"outside request refused: {u}" for u in sorted(set(person.external))]
         )
         + "\n",
         encoding="utf-8",
@@ -707,6 +739,8 @@ def test_required_widget_notebooks_exist():
 @pytest.mark.parametrize("learner", WIDGET_NOTEBOOKS, indirect=True, ids=WIDGET_NOTEBOOKS)
 def test_learner_runs_notebook_and_turns_every_knob(learner):
     learner.open()
+    learner.assert_going_deeper_folded()
+    learner.expand_all_headings()
     seconds = learner.run_all()
     learner.notes.append(f"Run All took {seconds:.1f} s in the browser")
     learner.assert_clean("after Run All")
@@ -718,12 +752,16 @@ def test_learner_runs_notebook_and_turns_every_knob(learner):
     failures = learner.play_with_widgets()
     learner.assert_clean("after turning the knobs")
     assert not failures, f"{learner.name}:\n" + "\n".join(failures)
+    learner.assert_offline()
 
 
 @pytest.mark.parametrize("learner", STATIC_NOTEBOOKS, indirect=True, ids=STATIC_NOTEBOOKS)
 def test_notebook_renders_cleanly(learner):
     """Notebooks without widgets: their stored outputs render without errors (nbval runs them)."""
     learner.open()
+    learner.assert_going_deeper_folded()
+    learner.expand_all_headings()
     learner.assert_images_loaded("opened with stored outputs")
     learner.assert_clean("opened with stored outputs")
     learner.screenshot_pages()
+    learner.assert_offline()

@@ -14,6 +14,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import images  # noqa: E402  (tools/images.py)
 
+NOTEBOOK_PATHS = sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
+
 
 @pytest.fixture(scope="module")
 def drawn() -> dict[str, bytes]:
@@ -63,6 +65,9 @@ def test_diagrams_use_the_course_numbers(drawn):
         assert step in svg["multi_head_attention.svg"], step
     for word in ("RoPE", "RMSNorm", "SwiGLU", "2 K/V heads", "64 → 171 → 64"):
         assert word in svg["llama_vs_classic.svg"], word
+    # The course's classic model has sinusoidal positions: not GPT-2's (learned ones).
+    assert "GPT-2" not in svg["llama_vs_classic.svg"]
+    assert "× √C = × 8" in svg["gpt_overview.svg"], "the token path's scale (GPT.embed)"
     assert "cross-attention" in svg["encoder_decoder.svg"]
     assert svg["block_pre_post_norm.svg"].count("LayerNorm") == 4
     assert "× 8 blocks" in svg["gpt_overview.svg"]
@@ -88,36 +93,84 @@ def test_every_notebook_has_a_roadmap_image(drawn):
         assert f"roadmap_{images.notebook_number(path)}.png" in drawn
 
 
-def test_image_url_and_bad_input():
-    url = diagrams.image_url("roadmap_04.png")
-    assert url.startswith("https://raw.githubusercontent.com/") and url.endswith(
-        "/main/images/roadmap_04.png"
-    )
+def test_bad_input():
     with pytest.raises(ValueError, match="here must be a notebook number"):
         diagrams.roadmap("99")
-    with pytest.raises(ValueError, match="name must be a file name"):
-        diagrams.image_url("../x.png")
+    with pytest.raises(ValueError, match="notebook must be one of"):
+        diagrams.show_roadmap("99")
     with pytest.raises(ValueError, match="fmt must be"):
         render(diagrams.gpt_overview(), "jpg")
 
 
-def test_roadmap_refresh_is_idempotent_and_keeps_other_cells():
+def _demo_notebook():
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# 04 · x"), nbformat.v4.new_code_cell("1 + 1")]
-    sources = [c.source for c in nb.cells]
-    assert images.refresh_roadmap(nb, "04")
-    # Numbered as tools/nbtool.py numbers cells, so a later build changes no id.
-    assert [c.id for c in nb.cells] == ["c000", "c001", "c002"]
-    assert [nb.cells[0].source, nb.cells[2].source] == sources
-    assert not images.refresh_roadmap(nb, "04"), "a second run changes nothing"
-    assert not images.number_cells(nb)
-    nb.cells[1].source = images.MARKER + "\nold text"
-    nb.cells.append(nb.cells.pop(1))  # a stale roadmap cell at the end moves back, updated
-    assert images.refresh_roadmap(nb, "04")
-    assert [c.id for c in nb.cells] == ["c000", "c001", "c002"]
-    assert nb.cells[1].source == images.roadmap_source("04")
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "# 05 · x\n\n[![Open In Colab](https://colab.research.google.com/assets/"
+            "colab-badge.svg)](https://colab.research.google.com/github/a/b/blob/main/x.ipynb)"
+        ),
+        nbformat.v4.new_markdown_cell(images.OLD_MARKER + ' -->\n<img src="https://x/y.png">'),
+        nbformat.v4.new_code_cell("x = 1  # the setup cell", execution_count=1),
+        nbformat.v4.new_code_cell("x + 1", execution_count=2),
+    ]
+    nb.cells[3].outputs = [
+        nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=2)
+    ]
+    return nb
+
+
+def test_roadmap_refresh_is_idempotent_and_keeps_other_cells(drawn):
+    nb = _demo_notebook()
+    sources = [nb.cells[0].source, nb.cells[2].source, nb.cells[3].source]
+    assert images.refresh_roadmap(nb, "05", drawn)
+    # The old markdown roadmap is gone; the new cell sits right after the setup cell, numbered
+    # as tools/nbtool.py numbers cells, and the counts after it are what a fresh run gives.
+    assert [c.id for c in nb.cells] == ["c000", "c001", "c002", "c003"]
+    assert [nb.cells[0].source, nb.cells[1].source, nb.cells[3].source] == sources
+    assert nb.cells[2].source == images.roadmap_source("05")
+    assert [c.get("execution_count") for c in nb.cells] == [None, 1, 2, 3]
+    assert nb.cells[3].outputs[0].execution_count == 3
+    assert not images.refresh_roadmap(nb, "05", drawn), "a second run changes nothing"
+    assert not images.number_cells(nb) and not images.number_executions(nb)
+    nb.cells.append(nb.cells.pop(2))  # a roadmap cell at the end moves back
+    assert images.refresh_roadmap(nb, "05", drawn)
+    assert nb.cells[2].source == images.roadmap_source("05")
+    assert images.refresh_badge(nb, "05_x.ipynb")
+    assert "colab-badge.svg" not in nb.cells[0].source and not images.remote_images(nb)
+    assert not images.refresh_badge(nb, "05_x.ipynb")
+
+
+def test_remote_images_are_listed():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell('a ![x](https://e.org/a.png) <img src="http://e/b">')]
+    nb.cells[0].id = "c000"
+    assert len(images.remote_images(nb)) == 2
+
+
+def test_roadmap_cell_output_is_what_a_kernel_prints(drawn):
+    """The outputs make images writes without a kernel equal a fresh run's (strict nbval)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(images.roadmap_source("09"))]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert nb.cells[0].outputs == images.roadmap_outputs("09", drawn)
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=[p.stem for p in NOTEBOOK_PATHS])
+def test_every_notebook_shows_its_current_roadmap_and_no_remote_image(drawn, path):
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    number = images.notebook_number(path)
+    assert not images.refresh_roadmap(nb, number, drawn), "run `make images`"
+    assert not images.refresh_badge(nb, path.name), "run `make images`"
+    assert not images.remote_images(nb), "pictures must load offline: see diagrams.py's DESIGN"
 
 
 def test_training_loop_cycle(drawn):

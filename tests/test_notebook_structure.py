@@ -1,10 +1,11 @@
 """Every notebook follows the anatomy of DESIGN.md, so later notebooks cannot drift from it.
 
 1. a title ``NN · Topic (中文术语)``, the source step it mirrors, 2–4 learning goals and an
-   Open-in-Colab badge built from the one repository address;
-2. right after the header, the "you are here" roadmap cell that ``make images`` (tools/images.py)
-   writes, current with the code;
-3. one setup cell (the Colab install block, then ``setup_notebook``), and only one;
+   Open-in-Colab link built from the one repository address;
+2. one setup cell (the Colab install block, then ``setup_notebook``), and only one, right after
+   the header;
+3. right after the setup cell, the "you are here" roadmap cell that ``make images``
+   (tools/images.py) writes, current with the code (tests/test_diagrams.py checks its output);
 4. exercises checked by ``check_*`` helpers; a summary linking the next notebook;
 5. outputs stored from a clean top-to-bottom run, with nothing machine-specific in them;
    every ``NBVAL_IGNORE_OUTPUT`` says why on the next line.
@@ -58,15 +59,16 @@ def test_header(notebook):
     assert goals, "list the learning goals under **Learning goals**"
     assert 2 <= len(goals.group(1).strip().splitlines()) <= 4, "2–4 learning goals"
     assert colab_badge(path.name) in first.source, (
-        "the Colab badge must be built by tools/nbtool.py"
+        "the Colab link must be built by tools/nbtool.py: run `make images`"
     )
 
 
-def test_roadmap_follows_the_header(notebook):
+def test_setup_then_roadmap_follow_the_header(notebook):
     path, nb = notebook
+    assert nb.cells[1].cell_type == "code", "the setup cell comes right after the header"
     found = [i for i, cell in enumerate(nb.cells) if is_roadmap(cell)]
-    assert found == [1], "one roadmap cell, right after the header: run `make images`"
-    assert nb.cells[1].source == roadmap_source(notebook_number(path)), (
+    assert found == [2], "one roadmap cell, right after the setup cell: run `make images`"
+    assert nb.cells[2].source == roadmap_source(notebook_number(path)), (
         "stale roadmap cell: run `make images`"
     )
 

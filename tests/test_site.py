@@ -17,6 +17,7 @@ import functools
 import html.parser
 import http.server
 import json
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -28,6 +29,7 @@ from script_loader import load_script
 from test_browser import CHROMIUM, CHROMIUM_FLAGS, _free_port, _must_run, browser  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
 SCREENSHOTS = REPO / "screenshots" / "site"
 VIEWPORT = {"width": 1280, "height": 900}
 
@@ -385,3 +387,32 @@ def test_next_link_follows_course_order(visitor):
         "() => { const a = document.querySelector('a.right-next'); return a ? a.href : null; }"
     )
     assert following and following.endswith(f"notebooks/{notebooks[1]}.html"), following
+
+
+def _going_deeper_headings(path: Path) -> int:
+    from course_sections import is_going_deeper  # tools/course_sections.py
+
+    return sum(is_going_deeper(c) for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
+FOLDING = [p for p in course_site.notebook_paths() if _going_deeper_headings(p)]
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("path", FOLDING, ids=[p.stem for p in FOLDING])
+def test_going_deeper_sections_are_closed_toggles(visitor, path):
+    """Each Going-deeper section of the notebook is a closed <details> under its heading."""
+    visitor.open(f"notebooks/{path.stem}.html")
+    toggles = visitor.page.evaluate(
+        """() => [...document.querySelectorAll('details.course-going-deeper')].map(d => ({
+            open: d.open,
+            heading: (d.parentElement.querySelector('h1, h2, h3, h4, h5, h6') || {}).textContent,
+            hidden: [...d.children].filter(e => e.tagName !== 'SUMMARY')
+                .every(e => !e.checkVisibility()),
+            summary: !!d.querySelector('summary'),
+        }))"""
+    )
+    assert len(toggles) == _going_deeper_headings(path), toggles
+    for toggle in toggles:
+        assert "going deeper" in (toggle["heading"] or "").lower(), toggle
+        assert not toggle["open"] and toggle["hidden"] and toggle["summary"], toggle

@@ -1,21 +1,31 @@
-"""Draw every course diagram into images/ and refresh the roadmap cell of every notebook.
+"""Draw every course diagram into images/; refresh the roadmap cell, the Colab link and the
+folding of every notebook.
 
-    python tools/images.py            # what `make images` runs
-    python tools/images.py --check    # change nothing; exit 1 and list what is missing or stale
+    python tools/images.py                 # what `make images` runs: every notebook
+    python tools/images.py NB [NB ...]     # only these notebooks (images/ is always redrawn)
+    python tools/images.py --check         # change nothing; exit 1 and list what is stale
 
 Idempotent: a second run changes no byte. Diagrams come from ``transformer_course.diagrams``
-(SVG + PNG for the six diagrams, PNG for the roadmaps; byte-stable). Each notebook gets one
-markdown cell right after its header that shows ``images/roadmap_NN.png`` (and its topic's
-diagram, :data:`TOPIC_DIAGRAMS`) by absolute URL (why: see the DESIGN note of
-``transformer_course/diagrams.py``). The cell is found by its first line, the marker
-:data:`MARKER` (a tag would not survive ``tools/nbtool.py``'s percent-script round trip), updated
-in place when it differs, inserted when missing (the cells are then numbered c000, c001, … as
-``tools/nbtool.py`` numbers them); no other cell or output is touched, and no kernel is started.
+(SVG + PNG for the six diagrams, PNG for the roadmap strips; byte-stable). Each notebook gets
+one *code* cell right after its setup cell (the first code cell, which installs the library in
+Colab) that shows its roadmap strip and its topic's diagram (``diagrams.TOPIC_DIAGRAMS``) with
+``diagrams.show_roadmap``: the picture is a stored cell output, so it shows in an offline JupyterLab,
+in Colab, on GitHub and on the website (why: the DESIGN note of ``transformer_course/diagrams.py``).
+The cell's output is written here exactly as a fresh kernel run prints it (tests/test_diagrams.py
+runs one to check), so no notebook needs a kernel run afterwards; the execution counts after it
+are renumbered as a fresh run numbers them. The cell is found by its first line, :data:`MARKER`;
+an old markdown roadmap cell (:data:`OLD_MARKER`) is removed. The first cell's Colab badge
+becomes ``tools/nbtool.py``'s text link (an image from colab.research.google.com does not load
+offline). Every "Going deeper" section is folded (``tools/nbtool.py fold``, the same function).
+Cells are numbered c000, c001, … as ``tools/nbtool.py`` numbers them. Markdown images
+that load from another machine are listed (exit 1): they need a hand-made fix.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import re
 import sys
 from pathlib import Path
 
@@ -23,37 +33,25 @@ import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
-from transformer_course.diagrams import NOTEBOOKS, all_diagrams, image_url  # noqa: E402
+sys.path.insert(0, str(REPO / "tools"))
+from course_sections import fold  # noqa: E402
+from nbtool import colab_badge  # noqa: E402
+
+from transformer_course.diagrams import NOTEBOOKS, TOPIC_DIAGRAMS, all_diagrams  # noqa: E402
 from transformer_course.diagrams.base import render  # noqa: E402
 
 IMAGES = REPO / "images"
 NOTEBOOK_DIR = REPO / "notebooks"
-MARKER = "<!-- roadmap: drawn by tools/images.py (make images); edits here are overwritten -->"
-ROADMAP_WIDTH = 640  # pixels shown; 00 also draws the map full size in a cell output
-TOPIC_WIDTH = 900
-#: The diagrams each notebook's topic needs, shown under its roadmap (04 and 00 draw theirs in
-#: cell outputs, next to the prose that explains them).
-TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
-    "05": (("attention_formula", "the attention formula, every symbol with its shape"),),
-    "06": (("attention_formula", "the attention formula: M is this notebook's mask"),),
-    "07": (
-        (
-            "attention_formula",
-            "the attention formula: softmax turns each row of scores into weights",
-        ),
-    ),
-    "08": (
-        (
-            "multi_head_attention",
-            "multi-head attention step by step: this notebook does @V, concatenate, W_O",
-        ),
-    ),
-    "09": (("block_pre_post_norm", "one Transformer block, pre-norm beside post-norm"),),
-    "13": (("llama_vs_classic", "the classic block beside the LLaMA-style block"),),
-    "14": (("encoder_decoder", "the encoder-decoder with cross-attention"),),
-}
+MARKER = "# roadmap: drawn by tools/images.py (make images); edits here are overwritten"
+OLD_MARKER = "<!-- roadmap: drawn by tools/images.py"
+#: The old badge: an image from colab.research.google.com (any link target).
+OLD_BADGE = re.compile(
+    r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)"
+)
+#: Images in markdown that the browser would fetch from another machine.
+REMOTE_IMAGE = re.compile(r"""<img[^>]*\bsrc=["']https?://[^"']*|!\[[^\]]*\]\(https?://[^)\s]*""")
 FORMATS = ("svg", "png")
-#: Roadmaps are only ever shown as PNG (in notebooks); an SVG of each would add ~3 MB to the repository.
+#: Roadmaps are only ever shown as PNG (in notebooks); an SVG of each would only add bytes.
 ROADMAP_FORMATS = ("png",)
 
 
@@ -68,46 +66,99 @@ def notebook_number(path: Path) -> str:
 
 
 def roadmap_source(number: str) -> str:
-    """The markdown of notebook ``number``'s roadmap cell."""
+    """The source of notebook ``number``'s roadmap cell."""
     if number == "00":
-        lead = (
-            "**The course on one page.** Every box is a step of the tiny GPT this course builds; its "
-            "badge names the notebook that builds it, and the blue labels are the tensor shapes."
-        )
-        alt = "Course map: the tiny GPT end to end, each stage labelled with its notebook"
+        lines = ["# The course in 16 notebooks; further down, this notebook draws the whole model."]
     else:
-        lead = (
-            f"**You are here:** the stages of notebook {number} are highlighted in orange on the "
-            "course map ([00 · Setup](00_setup.ipynb) shows the whole map)."
+        lines = [
+            f"# You are here: {number} · {NOTEBOOKS[number]}, among the course's 16 notebooks."
+        ]
+    for _, caption in TOPIC_DIAGRAMS.get(number, ()):
+        lines.append(f"# Below it, this notebook's diagram: {caption}.")
+    return "\n".join(
+        [
+            MARKER,
+            *lines,
+            "from transformer_course.diagrams import show_roadmap",
+            "",
+            f'show_roadmap("{number}")',
+        ]
+    )
+
+
+def roadmap_outputs(number: str, drawn: dict[str, bytes]) -> list:
+    """What a fresh run of the roadmap cell prints: one PNG per diagram, as IPython sends it."""
+    names = [f"roadmap_{number}", *(stem for stem, _ in TOPIC_DIAGRAMS.get(number, ()))]
+    return [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "image/png": base64.b64encode(drawn[f"{name}.png"]).decode("ascii"),
+                "text/plain": "<IPython.core.display.Image object>",
+            },
         )
-        alt = f"Course map: you are here, {number} · {NOTEBOOKS[number]}"
-    # An <img> rather than ![](): the map is 1250 px wide, and a width keeps it to a glance
-    # (JupyterLab, Colab and GitHub's preview all keep the attribute).
-    src = image_url(f"roadmap_{number}.png")
-    parts = [f'{MARKER}\n{lead}\n\n<img src="{src}" alt="{alt}" width="{ROADMAP_WIDTH}">']
-    for stem, caption in TOPIC_DIAGRAMS.get(number, ()):
-        topic = image_url(f"{stem}.png")
-        parts.append(
-            f'**This notebook\'s diagram:** {caption}.\n\n<img src="{topic}" alt="{caption}" width="{TOPIC_WIDTH}">'
-        )
-    return "\n\n".join(parts)
+        for name in names
+    ]
 
 
 def is_roadmap(cell) -> bool:
-    return cell.cell_type == "markdown" and cell.source.startswith(MARKER)
+    return (cell.cell_type == "code" and cell.source.startswith(MARKER)) or (
+        cell.cell_type == "markdown" and cell.source.startswith(OLD_MARKER)
+    )
 
 
-def refresh_roadmap(nb, number: str) -> bool:
-    """Put the current roadmap cell right after the header; True when ``nb`` changed."""
-    source = roadmap_source(number)
-    found = [i for i, cell in enumerate(nb.cells) if is_roadmap(cell)]
-    if found == [1] and nb.cells[1].source == source:
-        return False
-    for i in reversed(found):
-        del nb.cells[i]
-    nb.cells.insert(1, nbformat.v4.new_markdown_cell(source))
+def refresh_roadmap(nb, number: str, drawn: dict[str, bytes] | None = None) -> bool:
+    """Put the current roadmap cell right after the setup cell; True when ``nb`` changed."""
+    drawn = drawn if drawn is not None else diagram_files()
+    source, outputs = roadmap_source(number), roadmap_outputs(number, drawn)
+    others = [c for c in nb.cells if not is_roadmap(c)]
+    setup = next((i for i, c in enumerate(others) if c.cell_type == "code"), len(others) - 1)
+    found = [i for i, c in enumerate(nb.cells) if is_roadmap(c)]
+    if found == [setup + 1]:
+        cell = nb.cells[setup + 1]
+        if cell.cell_type == "code" and cell.source == source and cell.outputs == outputs:
+            return False
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = outputs
+    nb.cells = [*others[: setup + 1], cell, *others[setup + 1 :]]
     number_cells(nb)
+    number_executions(nb)
     return True
+
+
+def number_executions(nb) -> bool:
+    """Execution counts 1, 2, … in cell order, as a fresh run numbers them; True when one
+    changed. A notebook with a cell never run keeps its counts (nbval and the anatomy test
+    report it)."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    if any(c.execution_count is None for c in code if not c.source.startswith(MARKER)):
+        return False
+    changed = False
+    for count, cell in enumerate(code, start=1):
+        if cell.execution_count != count:
+            cell.execution_count, changed = count, True
+        for output in cell.outputs:
+            if output.output_type == "execute_result" and output.execution_count != count:
+                output.execution_count, changed = count, True
+    return changed
+
+
+def refresh_badge(nb, name: str) -> bool:
+    """The first cell's Colab link as ``tools/nbtool.py`` writes it; True when it changed."""
+    first = nb.cells[0]
+    new = OLD_BADGE.sub(lambda _: colab_badge(name), first.source)
+    changed, first.source = new != first.source, new
+    return changed
+
+
+def remote_images(nb) -> list[str]:
+    """Markdown images that a browser would load from another machine: ``cell id: tag``."""
+    return [
+        f"{cell.get('id')}: {match[:100]}"
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for match in REMOTE_IMAGE.findall(cell.source)
+    ]
 
 
 def number_cells(nb) -> bool:
@@ -132,31 +183,43 @@ def diagram_files() -> dict[str, bytes]:
     return files
 
 
+def refresh_notebook(path: Path, drawn: dict[str, bytes], check: bool) -> list[str]:
+    """Refresh one notebook (``check``: only report); returns what was stale, and its remote images."""
+    nb = nbformat.read(path, as_version=4)
+    changed = fold(nb)  # first: a Going-deeper heading cell may split in two
+    changed |= refresh_roadmap(nb, notebook_number(path), drawn)
+    changed |= refresh_badge(nb, path.name) | number_cells(nb)
+    changed |= fold(nb)  # again: Colab's collapsed sections name the cells' final ids
+    stale = [f"notebooks/{path.name} (roadmap cell, Colab link or folding)"] if changed else []
+    if changed and not check:
+        nbformat.write(nb, path)
+    return stale + [f"notebooks/{path.name}: remote image {r}" for r in remote_images(nb)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook")
     parser.add_argument(
         "--check", action="store_true", help="change nothing; fail when something is stale"
     )
     args = parser.parse_args(argv)
     stale = []
     IMAGES.mkdir(exist_ok=True)
-    for name, data in diagram_files().items():
+    drawn = diagram_files()
+    for name, data in drawn.items():
         path = IMAGES / name
         if not path.exists() or path.read_bytes() != data:
             stale.append(f"images/{name}")
             if not args.check:
                 path.write_bytes(data)
-    for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        if refresh_roadmap(nb, notebook_number(path)) | number_cells(nb):
-            stale.append(f"notebooks/{path.name} (roadmap cell)")
-            if not args.check:
-                nbformat.write(nb, path)
+    for path in args.notebooks or sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*.ipynb")):
+        stale += refresh_notebook(path, drawn, args.check)
+    remote = [s for s in stale if ": remote image " in s]
     verb = "stale" if args.check else "updated"
-    print(f"{len(stale)} {verb}" + "".join(f"\n  {s}" for s in stale))
-    return 1 if (args.check and stale) else 0
+    print(f"{len(stale) - len(remote)} {verb}" + "".join(f"\n  {s}" for s in stale))
+    return 1 if ((args.check and stale) or remote) else 0
 
 
 if __name__ == "__main__":

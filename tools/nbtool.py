@@ -3,6 +3,8 @@
     python tools/nbtool.py build SRC.py notebooks/NN_topic.ipynb   # percent-format script -> executed notebook
     python tools/nbtool.py run notebooks/NN_topic.ipynb [...]       # re-execute in place (fresh kernel)
     python tools/nbtool.py export notebooks/NN_topic.ipynb SRC.py   # notebook -> percent-format script
+    python tools/nbtool.py fold [notebooks/NN_topic.ipynb ...]      # fold the Going-deeper sections
+    python tools/nbtool.py fold --check                             # change nothing; exit 1 if unfolded
 
 The committed notebooks are the single source; the percent-format script is a
 convenient way to edit one, converted on demand (no paired files): ``export`` and
@@ -10,7 +12,9 @@ convenient way to edit one, converted on demand (no paired files): ``export`` an
 (``# %%`` starts a code cell, ``# %% [markdown]`` a markdown cell whose lines start
 with ``# ``; jupytext comments magics such as ``%pip`` out in the script and back in
 the notebook). What nbtool adds to jupytext: stable cell ids (``c000``, ``c001``, ...),
-the Colab badge and install placeholders, and a fresh-kernel run under the
+the Colab badge and install placeholders, the folding of every "Going deeper" section
+(JupyterLab's collapsed headings and Colab's collapsed sections, from the headings alone:
+``tools/course_sections.py``; ``build`` and ``run`` fold too), and a fresh-kernel run under the
 reproducibility pins. Execution runs in ``notebooks/``
 with the environment's ``python3`` kernel — the same one nbval uses — so the
 stored outputs are what ``make test`` will see. Cell ids are made stable so
@@ -35,6 +39,9 @@ from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 from transformer_course.notebook import colab_install_command  # noqa: E402
 
+sys.path.insert(0, str(REPO / "tools"))
+from course_sections import check_folding, fold, split_headings  # noqa: E402
+
 #: The script format, and what it carries beyond sources: no YAML header, cell tags only.
 PERCENT = "py:percent"
 SCRIPT_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
@@ -42,10 +49,14 @@ BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
 
 
 def colab_badge(notebook_name: str) -> str:
-    """The Open-in-Colab badge for a notebook, built from the one repository address."""
+    """The Open-in-Colab link of a notebook, built from the one repository address.
+
+    A text link, not Colab's badge picture: that picture loads from colab.research.google.com,
+    so an offline JupyterLab would show a broken image (every picture must load offline).
+    """
     path = REPOSITORY.removeprefix("https://github.com/")
     url = f"https://colab.research.google.com/github/{path}/blob/main/notebooks/{notebook_name}"
-    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+    return f"**[Open in Colab ↗]({url})**"
 
 
 INSTALL_PLACEHOLDER = "{{COLAB_INSTALL}}"
@@ -79,6 +90,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
         "language_info": {"name": "python"},
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
+    split_headings(nb)  # before numbering: a Going-deeper heading gets a cell of its own
     for index, cell in enumerate(nb.cells):
         cell.id = f"c{index:03d}"
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
@@ -86,6 +98,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
             cell.source = cell.source.replace(BADGE_PLACEHOLDER, colab_badge(name))
         else:
             cell.source = cell.source.replace(INSTALL_PLACEHOLDER, colab_install_block())
+    fold(nb)
     return nb
 
 
@@ -117,6 +130,20 @@ def run(path: Path) -> float:
     return time.perf_counter() - start
 
 
+def fold_files(paths: list[Path], check: bool = False) -> int:
+    """Fold the Going-deeper sections of ``paths`` in place (``check``: only report)."""
+    stale = []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        if check:
+            stale += [f"{path.name}: {problem}" for problem in check_folding(nb)]
+        elif fold(nb):
+            nbformat.write(nb, path)
+            stale.append(f"{path.name}: folded")
+    print("\n".join(stale) or "every Going-deeper section is folded")
+    return 1 if (check and stale) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -131,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="notebook -> percent-format script")
     export.add_argument("notebook", type=Path)
     export.add_argument("source", type=Path)
+    folder = sub.add_parser("fold", help="fold every Going-deeper section (no kernel)")
+    folder.add_argument("notebooks", type=Path, nargs="*", help="default: every notebook")
+    folder.add_argument("--check", action="store_true", help="change nothing; exit 1 if unfolded")
     args = parser.parse_args(argv)
 
     if args.command == "build":
@@ -142,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             execute(nb)
         nbformat.write(nb, args.notebook)
         print(f"{args.notebook}: built in {time.perf_counter() - start:.1f} s")
+    elif args.command == "fold":
+        return fold_files(
+            args.notebooks or sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb")), args.check
+        )
     elif args.command == "run":
         for path in args.notebooks:
             print(f"{path}: executed in {run(path):.1f} s")

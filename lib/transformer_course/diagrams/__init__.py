@@ -1,7 +1,8 @@
 """The course's architecture diagrams, drawn from code in the course's own numbers.
 
 Introduced in 00_setup (the course map) and shown at the top of every notebook (the "you are
-here" roadmap); ``make images`` (``tools/images.py``) writes them all into ``images/``.
+here" roadmap strip); ``make images`` (``tools/images.py``) writes them all into ``images/``
+and each notebook's roadmap cell.
 
 DESIGN
 ------
@@ -15,24 +16,28 @@ comparisons are hard to keep readable) and its output would differ between its r
 *Numbers.* Every shape comes from :data:`COURSE` (B=4, T=16, C=64, H=4, D=16, 8 blocks,
 V = 3,771 compact or 100,070 full), the numbers the notebooks print.
 
-*How notebooks show the roadmap.* A markdown cell right after the header holds
-``<img src="https://raw.githubusercontent.com/<owner>/<repo>/main/images/roadmap_NN.png" width="640">``,
-an absolute URL built from the one ``REPOSITORY`` constant (:func:`image_url`); ``tools/images.py``
-writes it. Why not the others:
+*How notebooks show pictures (the choice).* Every picture a notebook shows is a stored
+*cell output*: the roadmap cell right after each notebook's setup cell runs
+:func:`show_roadmap` (the notebook's roadmap strip, then its topic's diagrams), and the
+prose that explains a diagram calls :func:`show`. ``make images`` (``tools/images.py``) writes
+that cell *with its output* (the PNG bytes of ``images/``, exactly what a fresh kernel prints),
+so it needs no kernel run. A stored output shows in an offline JupyterLab, in Colab (a
+notebook opened alone from GitHub shows its stored outputs; re-run, the cell draws again with
+the pip-installed library, after the setup cell has installed it), on GitHub and on the
+website. Markdown holds no picture that loads from elsewhere (the Colab link is text), and the
+browser test fails on any request that leaves the machine. Why not the others:
 
-- a relative ``images/…`` path does not load in Colab (a notebook opened from GitHub is alone);
-- a markdown *attachment* has long not been shown by GitHub's notebook preview
-  (jupyter/notebook#4853), and ``tools/nbtool.py``'s percent-script round trip, which authors
-  edit with, drops it;
-- a code-cell *output* needs a kernel run of every notebook to refresh, and shifts the
-  execution counts that strict nbval and the anatomy test check.
+- a relative ``../images/…`` path does not resolve in Colab (the notebook is alone there) and
+  leaves JupyterLab's root when ``make lab`` serves ``notebooks/``;
+- an absolute ``raw.githubusercontent.com`` URL is a broken image offline, and on a branch
+  shows ``main``'s picture;
+- a markdown *attachment* is not shown by Colab (googlecolab/colabtools#3836), nor by MyST-NB
+  (executablebooks/MyST-NB#492), and the percent-script round trip of ``tools/nbtool.py``
+  drops it.
 
-The URL survives every editing route, needs no kernel, renders in JupyterLab, Colab and GitHub
-(PNG: SVG from raw.githubusercontent.com has not always rendered in GitHub's notebook preview),
-and the browser test answers it from the local ``images/`` folder. Offline, JupyterLab shows the
-alt text, which names the notebook's stage. The price: a branch shows ``main``'s picture until
-it is merged. A notebook's *topic* diagrams are cell outputs of :func:`show` instead (drawn by
-the kernel the notebook runs anyway), so they also render offline.
+The price: each notebook stores its roadmap (about 25 kB) and topic diagram as PNG, and a
+changed diagram means ``make images`` rewrites the outputs (``tests/test_diagrams.py`` fails
+until it has).
 """
 
 from __future__ import annotations
@@ -41,12 +46,11 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .. import REPOSITORY
 from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .gpt import gpt_overview as draw_gpt_overview
-from .gpt import training_loop
+from .gpt import roadmap_strip, training_loop
 from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 
 __all__ = [
@@ -54,19 +58,13 @@ __all__ = [
     "NOTEBOOKS",
     "CourseNumbers",
     "all_diagrams",
+    "TOPIC_DIAGRAMS",
     "gpt_overview",
-    "image_url",
     "roadmap",
     "show",
+    "show_roadmap",
+    "training_loop",
 ]
-
-
-def image_url(name: str) -> str:
-    """The absolute URL of ``images/<name>`` on the course's main branch (renders in Colab too)."""
-    if not name or "/" in name:
-        raise ValueError(f"name must be a file name inside images/, got {name!r}")
-    path = REPOSITORY.removeprefix("https://github.com/")
-    return f"https://raw.githubusercontent.com/{path}/main/images/{name}"
 
 
 def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
@@ -76,8 +74,10 @@ def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Fi
 
 
 def roadmap(notebook: str) -> Figure:
-    """The course map with ``notebook``'s stages highlighted (00 shows the whole course)."""
-    return gpt_overview(here=notebook)
+    """The roadmap strip at the top of every notebook: the 16 notebooks, ``notebook`` highlighted
+    (00 highlights none). Compact and readable at a notebook's width; :func:`gpt_overview` is
+    the full course map, drawn in 00_setup."""
+    return roadmap_strip(here=notebook)
 
 
 def show(name: str):
@@ -89,6 +89,40 @@ def show(name: str):
     if name not in drawers:
         raise ValueError(f"name must be one of {sorted(drawers)}, got {name!r}")
     return Image(data=render(drawers[name](), "png"))
+
+
+#: The diagrams each notebook's topic needs, shown under its roadmap by :func:`show_roadmap`
+#: (04 and 00 draw theirs next to the prose that explains them).
+TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "05": (("attention_formula", "the attention formula, every symbol with its shape"),),
+    "06": (("attention_formula", "the attention formula: M is this notebook's mask"),),
+    "07": (
+        (
+            "attention_formula",
+            "the attention formula: softmax turns each row of scores into weights",
+        ),
+    ),
+    "08": (
+        (
+            "multi_head_attention",
+            "multi-head attention step by step: this notebook does @V, concatenate, W_O",
+        ),
+    ),
+    "09": (("block_pre_post_norm", "one Transformer block, pre-norm beside post-norm"),),
+    "13": (("llama_vs_classic", "the classic block beside the LLaMA-style block"),),
+    "14": (("encoder_decoder", "the encoder-decoder with cross-attention"),),
+}
+
+
+def show_roadmap(notebook: str) -> None:
+    """Show ``notebook``'s roadmap strip, then its topic's diagrams (:data:`TOPIC_DIAGRAMS`), as
+    cell outputs: the roadmap cell of every notebook (written by ``make images``)."""
+    from IPython.display import display
+
+    if notebook not in NOTEBOOKS:
+        raise ValueError(f"notebook must be one of {list(NOTEBOOKS)}, got {notebook!r}")
+    names = [f"roadmap_{notebook}", *(stem for stem, _ in TOPIC_DIAGRAMS.get(notebook, ()))]
+    display(*(show(name) for name in names))
 
 
 def all_diagrams() -> dict[str, Callable[[], Figure]]:

@@ -168,7 +168,7 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
     fig, ax = canvas(13.0, 10.4)
     title(ax, 6.5, 10.0, "The classic block beside a LLaMA-style block (notebook 13)")
     for x, steps, heading in (
-        (3.5, _classic_steps(numbers), "classic (GPT-2 style, notebooks 09–12)"),
+        (3.5, _classic_steps(numbers), "classic (the course's GPT, notebooks 09–12)"),
         (9.7, _llama_steps(numbers), "LLaMA style (notebook 13)"),
     ):
         note(ax, x - 0.4, 9.4, heading, ha="center", style="normal", fontsize=12, fontweight="bold")
