@@ -128,6 +128,18 @@ def show(name: str):
     return Image(data=render(drawers[name](), "png"))
 
 
+def show_query_row(stage: str):
+    """The query-row schematic up to ``stage`` ("scores" in 04, "scale" 05, "mask" 06, "softmax"
+    07, "weighted_sum" 08) as an inline PNG: one query of the course's batch, step by step, with
+    the numbers the library computes (introduced in 04_qkv)."""
+    from IPython.display import Image
+
+    from .diagrams_attention import query_row_steps
+    from .diagrams_base import render
+
+    return Image(data=render(query_row_steps(stage), "png"))
+
+
 def all_diagrams() -> dict[str, Callable[[], Figure]]:
     """Every diagram ``make images`` writes: file stem -> function that draws it."""
     from .diagrams_attention import attention_formula, multi_head_attention_steps
