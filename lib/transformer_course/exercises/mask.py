@@ -250,6 +250,17 @@ def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
 
 
+def _triu_with_the_diagonal(scores: torch.Tensor) -> torch.Tensor:
+    T = scores.shape[-1]
+    hidden = torch.ones(T, T, dtype=torch.bool, device=scores.device).triu()  # diagonal=0: j >= i
+    return scores.masked_fill(hidden, float("-inf"))  # (B, H, T, T) each token's own key hidden too
+
+
+def _future_set_to_zero(scores: torch.Tensor) -> torch.Tensor:
+    T = scores.shape[-1]
+    return scores.masked_fill(~causal_mask(T, device=scores.device), 0.0)  # e^0 = 1: still a share
+
+
 check_mask_future = build_exercise(
     notebook="06_mask",
     solution=mask_future,
@@ -264,6 +275,13 @@ check_mask_future = build_exercise(
     """,
     reference=_masked_scores_reference,
     make_inputs=_random_scores,
+    slips={
+        "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), so "
+        "it hides each token's own key too; the future is `triu(diagonal=1)`": (
+            _triu_with_the_diagonal
+        ),
+        "0 instead of −∞ for the future (softmax gives e⁰ = 1, a share, not 0)": _future_set_to_zero,
+    },
 )
 
 
@@ -282,6 +300,11 @@ def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return lengths, S
 
 
+def _one_padded_key_too_many(lengths: torch.Tensor, S: int) -> torch.Tensor:
+    valid = torch.arange(S, device=lengths.device)[None, :] <= lengths[:, None]  # (B, S)
+    return valid[:, None, None, :]  # (B, 1, 1, S)
+
+
 check_padding_mask = build_exercise(
     notebook="06_mask",
     solution=padding_mask,
@@ -297,4 +320,9 @@ check_padding_mask = build_exercise(
     """,
     reference=_padding_mask_reference,
     make_inputs=_random_lengths,
+    slips={
+        "`<=` instead of `<` (position `length` is the first padded key, not the last real one)": (
+            _one_padded_key_too_many
+        ),
+    },
 )
