@@ -35,9 +35,14 @@ from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
 from transformer_course.notebook import colab_install_command  # noqa: E402
 
-#: The script format, and what it carries beyond sources: no YAML header, cell tags only.
+#: The script format, and what it carries beyond sources: no YAML header, cell tags and the fold flag.
 PERCENT = "py:percent"
-SCRIPT_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
+#: A "Going deeper" heading cell keeps JupyterLab's collapsed flag, so the section opens folded.
+KEPT_CELL_METADATA = ("tags", "jp-MarkdownHeadingCollapsed")
+SCRIPT_FILTERS = {
+    "notebook_metadata_filter": "-all",
+    "cell_metadata_filter": ",".join(KEPT_CELL_METADATA) + ",-all",
+}
 BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
 
 
@@ -81,7 +86,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     nb.nbformat, nb.nbformat_minor = 4, 5
     for index, cell in enumerate(nb.cells):
         cell.id = f"c{index:03d}"
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEPT_CELL_METADATA}
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace(BADGE_PLACEHOLDER, colab_badge(name))
         else:
