@@ -10,7 +10,7 @@ from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
 from .build import build_exercise
-from .solutions.mask import mask_future, padding_mask
+from .solutions.mask import find_broken_layer, mask_future, padding_mask, sees_the_future
 
 
 @checker(
@@ -238,6 +238,10 @@ def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = Fa
         "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
         "and answer with the index (0-based) of the one that is not causal.",
     )
+
+
+check_sees_the_future.solution = sees_the_future  # type: ignore[attr-defined]
+check_broken_layer.solution = find_broken_layer  # type: ignore[attr-defined]
 
 
 def _masked_scores_reference(scores: torch.Tensor) -> torch.Tensor:
