@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from .. import attention
@@ -142,13 +144,13 @@ check_multi_head_attention = build_exercise(
     make_inputs=_random_layer_and_input,
     slips={
         "a missing W_O: the merged heads are returned without `layer.out_proj`": (
-            lambda layer, x: _layer_without(layer, x, out_proj=False)
+            partial(_layer_without, out_proj=False)
         ),
         "a missing causal mask (every token also sees the tokens after it)": (
-            lambda layer, x: _layer_without(layer, x, causal=False)
+            partial(_layer_without, causal=False)
         ),
         "a split into heads by `.view(B, H, T, D)` without the transpose": (
-            lambda layer, x: _layer_without(layer, x, transpose=False)
+            partial(_layer_without, transpose=False)
         ),
     },
 )
