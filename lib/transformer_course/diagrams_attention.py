@@ -387,12 +387,12 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
     rows_h = [row_h * (1.9 if name == "weighted_sum" else 1.0) for name in stages]
     height = 1.55 + sum(rows_h) + 0.15 * len(stages)
     fig, ax = canvas(width, height)
-    q_token = token_label(r.keys[r.query]) if r.query < n else f"#{r.query}"
+    q_token = f"“{token_label(r.keys[r.query]).strip()}”" if r.query < n else f"#{r.query}"
     title(
         ax,
         width / 2,
         height - 0.3,
-        f"One query row: window 0, head {r.head}, query {r.query} ({q_token!s}), keys 0–{n - 1}",
+        f"One query row: window 0, head {r.head}, query {r.query} {q_token}, keys 0–{n - 1}",
         fontsize=12.5,
     )
     xs = [label_w + cell * (j + 0.5) for j in range(n)]
