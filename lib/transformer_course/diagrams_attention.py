@@ -369,6 +369,10 @@ def _number(value: float) -> str:
     return "−∞" if value == float("-inf") else f"{value:.2f}".replace("-", "−")
 
 
+#: The layout of the query-row schematic, in inches.
+_CELL, _LABEL_W, _ROW_H = 1.05, 2.9, 0.62
+
+
 def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) -> Figure:
     """One query row through scores → scale → mask → softmax → weighted sum of V, with the
     course's numbers (04–08: each notebook's ``stage`` adds its row under the earlier ones).
@@ -376,17 +380,27 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
     ``stage`` is a key of :data:`QUERY_ROW_STAGES`; ``row`` defaults to :func:`query_row`."""
     if stage not in QUERY_ROW_STAGES:
         raise ValueError(f"stage must be one of {list(QUERY_ROW_STAGES)}, got {stage!r}")
-    from .viz import token_label
-
     r = row or query_row()
     stages = list(QUERY_ROW_STAGES)[: list(QUERY_ROW_STAGES).index(stage) + 1]
     n = len(r.keys)
-    cell, label_w, row_h = 1.05, 2.9, 0.62
-    extra = 2.6 if "weighted_sum" in stages else 0.3
-    width = label_w + n * cell + extra
-    rows_h = [row_h * (1.9 if name == "weighted_sum" else 1.0) for name in stages]
+    width = _LABEL_W + n * _CELL + (2.6 if "weighted_sum" in stages else 0.3)
+    rows_h = [_ROW_H * (1.9 if name == "weighted_sum" else 1.0) for name in stages]
     height = 1.55 + sum(rows_h) + 0.15 * len(stages)
     fig, ax = canvas(width, height)
+    xs = _query_row_header(ax, r, width, height)
+    y = height - 1.3
+    for name, h in zip(stages, rows_h, strict=True):
+        y -= h / 2
+        _query_row_stage(ax, r, name, xs, y, h, current=name == stage)
+        y -= h / 2 + 0.15
+    return fig
+
+
+def _query_row_header(ax, r: QueryRow, width: float, height: float) -> list[float]:
+    """The title and the key tokens above the columns; returns the columns' x positions."""
+    from .viz import token_label
+
+    n = len(r.keys)
     q_token = f"“{token_label(r.keys[r.query]).strip()}”" if r.query < n else f"#{r.query}"
     title(
         ax,
@@ -395,7 +409,7 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
         f"One query row: window 0, head {r.head}, query {r.query} {q_token}, keys 0–{n - 1}",
         fontsize=12.5,
     )
-    xs = [label_w + cell * (j + 0.5) for j in range(n)]
+    xs = [_LABEL_W + _CELL * (j + 0.5) for j in range(n)]
     header_y = height - 0.85
     for j, x in enumerate(xs):
         ax.text(
@@ -410,6 +424,13 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
             fontsize=9.5,
             family=MONO,
         )
+    return xs
+
+
+def _query_row_stage(
+    ax, r: QueryRow, name: str, xs: list[float], y: float, h: float, *, current: bool
+) -> None:
+    """One stage's row: its label and notebook badge, one box per key, and its extras."""
     labels = {
         "scores": "scores  q·kⱼ",
         "scale": f"÷ √d_k = ÷ {math.sqrt(r.d_k):g}",
@@ -417,67 +438,58 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
         "softmax": "softmax → weights",
         "weighted_sum": f"vⱼ ({r.values.shape[1]} of {r.d_k} numbers)",
     }
-    values = {"scores": r.scores, "scale": r.scaled, "mask": r.masked, "softmax": r.weights}
-    y = header_y - 0.45
-    for name, h in zip(stages, rows_h, strict=True):
-        y -= h / 2
-        current = name == stage
-        edge = PALETTE["highlight"] if current else EDGE
-        width_line = 2.2 if current else 1.0
-        ax.text(
-            0.15,
+    edge = PALETTE["highlight"] if current else EDGE
+    line = 2.2 if current else 1.0
+    weight = "bold" if current else "normal"
+    ax.text(0.15, y, labels[name], ha="left", va="center", fontsize=10.5, fontweight=weight)
+    badge(ax, _LABEL_W - 0.55, y + 0.12, QUERY_ROW_STAGES[name])
+    for j, x in enumerate(xs):
+        text, colour, fontsize = _query_row_cell(r, name, j)
+        box(
+            ax,
+            x,
             y,
-            labels[name],
-            ha="left",
-            va="center",
-            fontsize=10.5,
-            fontweight="bold" if current else "normal",
+            _CELL - 0.12,
+            h - 0.12,
+            text,
+            colour,
+            fontsize=fontsize,
+            edge=edge,
+            linewidth=line,
         )
-        badge(ax, label_w - 0.55, y + 0.12, QUERY_ROW_STAGES[name])
-        for j, x in enumerate(xs):
-            if name == "weighted_sum":
-                text = "\n".join(_number(float(value)) for value in r.values[j])
-                colour = PALETTE["data"]
-                fontsize = 8.5
-            else:
-                value = float(values[name][j])
-                text = _number(value)
-                fontsize = 9.5
-                colour = PALETTE["attention"]
-                if value == float("-inf"):
-                    colour = "#bdbdbd"
-                elif name == "softmax":
-                    colour = _weight_colour(value)
-            box(
-                ax,
-                x,
-                y,
-                cell - 0.12,
-                h - 0.12,
-                text,
-                colour,
-                fontsize=fontsize,
-                edge=edge,
-                linewidth=width_line,
-            )
-        if name == "softmax":
-            note(ax, xs[-1] + cell / 2 + 0.1, y, f"sum {float(r.weights.sum()):.2f}", fontsize=9)
-        if name == "weighted_sum":
-            out = box(
-                ax,
-                xs[-1] + cell / 2 + 1.35,
-                y,
-                2.2,
-                h - 0.12,
-                "o = Σⱼ wⱼ vⱼ\n" + "\n".join(_number(float(value)) for value in r.output) + "\n…",
-                PALETTE["output"],
-                fontsize=9,
-                edge=edge,
-                linewidth=width_line,
-            )
-            arrow(ax, (xs[-1] + cell / 2 - 0.02, y), out.left)
-        y -= h / 2 + 0.15
-    return fig
+    right = xs[-1] + _CELL / 2
+    if name == "softmax":
+        note(ax, right + 0.1, y, f"sum {float(r.weights.sum()):.2f}", fontsize=9)
+    if name == "weighted_sum":
+        output = "o = Σⱼ wⱼ vⱼ\n" + "\n".join(_number(float(value)) for value in r.output) + "\n…"
+        out = box(
+            ax,
+            right + 1.35,
+            y,
+            2.2,
+            h - 0.12,
+            output,
+            PALETTE["output"],
+            fontsize=9,
+            edge=edge,
+            linewidth=line,
+        )
+        arrow(ax, (right - 0.02, y), out.left)
+
+
+def _query_row_cell(r: QueryRow, name: str, j: int) -> tuple[str, str, float]:
+    """The text, fill colour and font size of key j's box in stage ``name``."""
+    if name == "weighted_sum":
+        return "\n".join(_number(float(value)) for value in r.values[j]), PALETTE["data"], 8.5
+    numbers = {"scores": r.scores, "scale": r.scaled, "mask": r.masked, "softmax": r.weights}
+    value = float(numbers[name][j])
+    if value == float("-inf"):
+        colour = "#bdbdbd"
+    elif name == "softmax":
+        colour = _weight_colour(value)
+    else:
+        colour = PALETTE["attention"]
+    return _number(value), colour, 9.5
 
 
 def _weight_colour(weight: float) -> str:
