@@ -248,3 +248,10 @@ def test_every_hint_reads_as_one_line(name, check):
     feedback = check(..., hint=True)
     assert feedback.is_hint, f"{name}: {feedback}"
     assert feedback.message == " ".join(feedback.message.split()), f"{name}: {feedback.message!r}"
+
+
+def test_compare_results_sees_nans_in_other_places():
+    """Two results with NaNs in different rows differ (a slip's NaNs must not hide the learner's)."""
+    nan = float("nan")
+    assert compare_results(torch.tensor([nan, 1.0]), torch.tensor([1.0, nan]), 1e-6) is not None
+    assert compare_results(torch.tensor([nan, 1.0]), torch.tensor([nan, 1.0]), 1e-6) is None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,14 @@ import torch
 
 from transformer_course.attention import MultiHeadAttention
 from transformer_course.causality import CausalityError, CausalityReport, check_causal
+from transformer_course.exercises.build import show_solution
 from transformer_course.exercises.mask import (
     check_broken_layer,
     check_sees_the_future,
     leaky_gpt,
     suspect_model,
 )
+from transformer_course.exercises.solutions.mask import find_broken_layer
 from transformer_course.model import GPT, Block, GPTConfig
 
 BASE = dict(vocab_size=40, context_length=10, d_model=32, n_heads=4, n_layers=2)
@@ -135,24 +136,16 @@ def test_suspect_exercise_answers():
     assert not check_broken_layer((leaking[0] + 1) % 4, suspect).correct
     assert not check_broken_layer(..., suspect).answered
     assert not check_broken_layer("two", suspect).correct
-
-
-def _solutions() -> dict[str, str]:
-    """The solutions 06_mask shows in its <details> blocks, by the function they define."""
-    notebook = json.loads(Path(__file__).parents[1].joinpath("notebooks/06_mask.ipynb").read_text())
-    found = {}
-    for cell in notebook["cells"]:
-        text = "".join(cell["source"])
-        for code in re.findall(r"<details>.*?```python\n(.*?)```.*?</details>", text, flags=re.S):
-            found[code] = code
-    return found
+    assert "def find_broken_layer" in show_solution(check_broken_layer)
+    assert check_broken_layer(find_broken_layer(suspect), suspect).correct
 
 
 def test_the_notebook_solution_passes_and_wrong_answers_fail():
-    solutions = [code for code in _solutions() if "def sees_the_future" in code]
-    assert solutions, "06_mask shows a solution of the sees_the_future exercise"
+    """The solution 06_mask shows on request (show_solution) passes; wrong answers fail."""
+    source = show_solution(check_sees_the_future)
+    assert "def sees_the_future" in source
     namespace: dict = {"torch": torch}
-    exec(solutions[0], namespace)
+    exec(source, namespace)
     assert check_sees_the_future(namespace["sees_the_future"]).correct
     assert check_sees_the_future(namespace["sees_the_future"], seed=3).correct
     # Whatever the learner types, the checker answers with a verdict, never a crash.

@@ -182,3 +182,78 @@ def test_training_loop_cycle(drawn):
     for text in ("(4, 16)", "(4, 16, 3,771)", "optimizer.zero_grad()", "loss.backward()"):
         assert text in svg, text
     assert render(diagrams.all_diagrams()["training_loop"](), "svg") == drawn["training_loop.svg"]
+
+
+def _texts(fig) -> list[str]:
+    from matplotlib.text import Text
+
+    return [t.get_text() for t in fig.findobj(Text) if t.get_text()]
+
+
+def test_query_row_numbers_are_the_librarys():
+    """The schematic's numbers are one row of the library's causal attention on the course batch
+    (window 0, head 0, query 3), the same tensors notebooks 04–08 build."""
+    import math
+
+    import torch
+    from torch import nn
+
+    from transformer_course import attention, embedding
+    from transformer_course.diagrams.attention import query_row
+
+    state = torch.random.get_rng_state()
+    row = query_row(query=3, head=0, n_keys=6)
+    assert torch.equal(state, torch.random.get_rng_state()), "the global random state is untouched"
+    x = embedding.course_batch(seed=0).inputs  # (B, T, C)
+    torch.manual_seed(0)
+    w_q, w_k, w_v = nn.Linear(64, 64), nn.Linear(64, 64), nn.Linear(64, 64)
+    with torch.no_grad():
+        q, k, v = (attention.split_heads(w(x), 4) for w in (w_q, w_k, w_v))  # 3 × (B, H, T, D)
+    out, weights = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(16))
+    torch.testing.assert_close(row.scores, (q @ k.transpose(-2, -1))[0, 0, 3, :6])
+    torch.testing.assert_close(row.scaled, row.scores / math.sqrt(16))
+    assert torch.isinf(row.masked[4:]).all() and torch.equal(row.masked[:4], row.scaled[:4])
+    torch.testing.assert_close(row.weights, weights[0, 0, 3, :6])
+    torch.testing.assert_close(row.weights.sum(), torch.tensor(1.0))  # keys 0–3 are all it sees
+    torch.testing.assert_close(row.values, v[0, 0, :6, :3])
+    torch.testing.assert_close(row.output, out[0, 0, 3, :3])
+
+
+def test_query_row_grows_stage_by_stage():
+    """Each notebook's stage shows its own row and every earlier stage's numbers, none later."""
+    from transformer_course.diagrams.attention import (
+        QUERY_ROW_STAGES,
+        _number,
+        query_row,
+        query_row_steps,
+    )
+
+    row = query_row()
+    numbers = {
+        "scores": row.scores,
+        "scale": row.scaled,
+        "mask": row.masked,
+        "softmax": row.weights,
+    }
+    stages = list(QUERY_ROW_STAGES)
+    for i, stage in enumerate(stages):
+        texts = _texts(query_row_steps(stage, row))
+        badges = [t for t in texts if t in QUERY_ROW_STAGES.values()]
+        assert badges == [QUERY_ROW_STAGES[s] for s in stages[: i + 1]], (stage, badges)
+        for earlier in stages[: i + 1]:
+            if earlier in numbers:
+                for value in numbers[earlier].tolist():
+                    assert _number(value) in texts, (stage, earlier, value)
+        assert ("−∞" in texts) == (i >= stages.index("mask")), stage
+        assert any(t.startswith("o = Σ") for t in texts) == (stage == "weighted_sum"), stage
+    last = _texts(query_row_steps("weighted_sum", row))
+    output = next(t for t in last if t.startswith("o = Σ"))
+    assert all(_number(value) in output for value in row.output.tolist())
+    with pytest.raises(ValueError, match="stage must be one of"):
+        query_row_steps("attention")
+
+
+def test_query_row_is_deterministic():
+    from transformer_course.diagrams.attention import query_row_steps
+
+    assert render(query_row_steps("softmax"), "png") == render(query_row_steps("softmax"), "png")

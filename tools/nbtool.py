@@ -44,7 +44,12 @@ from course_sections import check_folding, fold, split_headings  # noqa: E402
 
 #: The script format, and what it carries beyond sources: no YAML header, cell tags only.
 PERCENT = "py:percent"
-SCRIPT_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
+#: A "Going deeper" heading cell keeps JupyterLab's collapsed flag, so the section opens folded.
+KEPT_CELL_METADATA = ("tags", "jp-MarkdownHeadingCollapsed")
+SCRIPT_FILTERS = {
+    "notebook_metadata_filter": "-all",
+    "cell_metadata_filter": ",".join(KEPT_CELL_METADATA) + ",-all",
+}
 BADGE_PLACEHOLDER = "{{COLAB_BADGE}}"
 
 
@@ -93,7 +98,7 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     split_headings(nb)  # before numbering: a Going-deeper heading gets a cell of its own
     for index, cell in enumerate(nb.cells):
         cell.id = f"c{index:03d}"
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEPT_CELL_METADATA}
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace(BADGE_PLACEHOLDER, colab_badge(name))
         else:

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .attention import attention_formula, multi_head_attention_steps
+from .attention import attention_formula, multi_head_attention_steps, query_row_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .gpt import gpt_overview as draw_gpt_overview
@@ -62,6 +62,7 @@ __all__ = [
     "gpt_overview",
     "roadmap",
     "show",
+    "show_query_row",
     "show_roadmap",
     "training_loop",
 ]
@@ -123,6 +124,15 @@ def show_roadmap(notebook: str) -> None:
         raise ValueError(f"notebook must be one of {list(NOTEBOOKS)}, got {notebook!r}")
     names = [f"roadmap_{notebook}", *(stem for stem, _ in TOPIC_DIAGRAMS.get(notebook, ()))]
     display(*(show(name) for name in names))
+
+
+def show_query_row(stage: str):
+    """The query-row schematic up to ``stage`` ("scores" in 04, "scale" 05, "mask" 06, "softmax"
+    07, "weighted_sum" 08) as an inline PNG: one query of the course's batch, step by step, with
+    the numbers the library computes (introduced in 04_qkv)."""
+    from IPython.display import Image  # IPython only where a notebook shows a picture
+
+    return Image(data=render(query_row_steps(stage), "png"))
 
 
 def all_diagrams() -> dict[str, Callable[[], Figure]]:

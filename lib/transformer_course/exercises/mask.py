@@ -10,7 +10,7 @@ from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
 from .build import build_exercise
-from .solutions.mask import mask_future, padding_mask
+from .solutions.mask import find_broken_layer, mask_future, padding_mask, sees_the_future
 
 
 @checker(
@@ -240,6 +240,10 @@ def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = Fa
     )
 
 
+check_sees_the_future.solution = sees_the_future  # type: ignore[attr-defined]
+check_broken_layer.solution = find_broken_layer  # type: ignore[attr-defined]
+
+
 def _masked_scores_reference(scores: torch.Tensor) -> torch.Tensor:
     T = scores.shape[-1]
     return scores.masked_fill(~causal_mask(T, device=scores.device), float("-inf"))  # (B, H, T, T)
@@ -248,6 +252,17 @@ def _masked_scores_reference(scores: torch.Tensor) -> torch.Tensor:
 def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
     B, H, T = (int(n) for n in torch.randint(1, 6, (3,), generator=generator))
     return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
+
+
+def _triu_with_the_diagonal(scores: torch.Tensor) -> torch.Tensor:
+    T = scores.shape[-1]
+    hidden = torch.ones(T, T, dtype=torch.bool, device=scores.device).triu()  # diagonal=0: j >= i
+    return scores.masked_fill(hidden, float("-inf"))  # (B, H, T, T) each token's own key hidden too
+
+
+def _future_set_to_zero(scores: torch.Tensor) -> torch.Tensor:
+    T = scores.shape[-1]
+    return scores.masked_fill(~causal_mask(T, device=scores.device), 0.0)  # e^0 = 1: still a share
 
 
 check_mask_future = build_exercise(
@@ -264,6 +279,13 @@ check_mask_future = build_exercise(
     """,
     reference=_masked_scores_reference,
     make_inputs=_random_scores,
+    slips={
+        "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), so "
+        "it hides each token's own key too; the future is `triu(diagonal=1)`": (
+            _triu_with_the_diagonal
+        ),
+        "0 instead of −∞ for the future (softmax gives e⁰ = 1, a share, not 0)": _future_set_to_zero,
+    },
 )
 
 
@@ -282,6 +304,11 @@ def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
     return lengths, S
 
 
+def _one_padded_key_too_many(lengths: torch.Tensor, S: int) -> torch.Tensor:
+    valid = torch.arange(S, device=lengths.device)[None, :] <= lengths[:, None]  # (B, S)
+    return valid[:, None, None, :]  # (B, 1, 1, S)
+
+
 check_padding_mask = build_exercise(
     notebook="06_mask",
     solution=padding_mask,
@@ -297,4 +324,9 @@ check_padding_mask = build_exercise(
     """,
     reference=_padding_mask_reference,
     make_inputs=_random_lengths,
+    slips={
+        "`<=` instead of `<` (position `length` is the first padded key, not the last real one)": (
+            _one_padded_key_too_many
+        ),
+    },
 )

@@ -87,6 +87,21 @@ def _heads(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (torch.randn(B, H, T, D, generator=generator),)  # (B, H, T, D)
 
 
+def _view_straight_to_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    B, T, C = x.shape
+    return x.view(B, n_heads, T, C // n_heads)  # (B, H, T, D): the right shape, the wrong numbers
+
+
+def _view_without_transpose(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    B, T, C = x.shape
+    return x.view(B, T, n_heads, C // n_heads)  # (B, T, H, D): time still in front of the heads
+
+
+def _merge_without_transpose(x: torch.Tensor) -> torch.Tensor:
+    B, H, T, D = x.shape
+    return x.reshape(B, T, H * D)  # (B, H, T, D) read in memory order: heads and time mixed
+
+
 check_split_heads = build_exercise(
     notebook="04_qkv",
     solution=split_heads,
@@ -101,6 +116,14 @@ check_split_heads = build_exercise(
     """,
     reference=attention.split_heads,
     make_inputs=_batch_and_heads,
+    slips={
+        "`.view(B, n_heads, T, D)` without the transpose (a view straight to the final shape "
+        "keeps the memory order, so each 'head' gets a slice of the time steps, not D columns)": (
+            _view_straight_to_heads
+        ),
+        "the `.view(B, T, n_heads, D)` without the `.transpose(1, 2)` (time is still in front "
+        "of the heads)": _view_without_transpose,
+    },
 )
 
 
@@ -119,4 +142,8 @@ check_merge_heads = build_exercise(
     """,
     reference=attention.merge_heads,
     make_inputs=_heads,
+    slips={
+        "a `.reshape(B, T, H * D)` without the `.transpose(1, 2)` first (it reads the heads "
+        "in memory order and mixes heads with time steps)": _merge_without_transpose,
+    },
 )

@@ -87,6 +87,18 @@ def _queries_and_keys(generator: torch.Generator) -> tuple[torch.Tensor, torch.T
     return q, k
 
 
+def _divided_by_d_k(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1], dim=-1)  # (…, Tq, Tk)
+
+
+def _not_scaled(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(q @ k.transpose(-2, -1), dim=-1)  # (…, Tq, Tk)
+
+
+def _softmax_over_queries(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-2)  # (…, Tq, Tk)
+
+
 check_scaled_attention_weights = build_exercise(
     notebook="05_scale",
     solution=scaled_attention_weights,
@@ -101,6 +113,11 @@ check_scaled_attention_weights = build_exercise(
     """,
     reference=attention.attention_weights,
     make_inputs=_queries_and_keys,
+    slips={
+        "dividing by d_k instead of √d_k": _divided_by_d_k,
+        "the scores not divided by √d_k at all": _not_scaled,
+        "a softmax over the queries (dim=-2) instead of the keys (dim=-1)": _softmax_over_queries,
+    },
 )
 
 
@@ -113,11 +130,17 @@ def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float
 
 def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool]:
     N = int(torch.randint(2, 2000, (1,), generator=generator))
-    d_k = int(torch.randint(1, 513, (1,), generator=generator))
-    scaled = bool(torch.randint(0, 2, (1,), generator=generator))
+    d_k = int(torch.randint(2, 513, (1,), generator=generator))  # d_k = 1 would hide √d_k vs d_k
+    # Scaled and unscaled in turn (the trials' seeds are consecutive): every check sees both.
+    scaled = bool(generator.initial_seed() % 2)
     q = torch.randn(N, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
     k = torch.randn(N, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
     return q, k, scaled
+
+
+def _variance_divided_by_d_k(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
+    scores = (q * k).sum(dim=-1)  # (N,)
+    return float((scores / q.shape[-1] if scaled else scores).var())
 
 
 check_score_variance_function = build_exercise(
@@ -135,4 +158,5 @@ check_score_variance_function = build_exercise(
     """,
     reference=_variance_by_einsum,
     make_inputs=_pairs,
+    slips={"dividing the scaled scores by d_k instead of √d_k": _variance_divided_by_d_k},
 )

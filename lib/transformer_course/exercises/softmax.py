@@ -40,6 +40,14 @@ def _random_rows(generator: torch.Generator) -> tuple[torch.Tensor]:
     return (scores,)
 
 
+def _textbook_softmax(scores: torch.Tensor) -> torch.Tensor:
+    return torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)  # overflows: inf / inf
+
+
+def _torch_softmax(scores: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(scores, dim=-1)  # stable, but NaN for a fully masked row
+
+
 check_stable_softmax = build_exercise(
     notebook="07_softmax",
     solution=stable_softmax,
@@ -55,6 +63,13 @@ check_stable_softmax = build_exercise(
     """,
     reference=attention.softmax,
     make_inputs=_random_rows,
+    slips={
+        "the textbook formula without subtracting the row maximum (exp overflows to inf, and "
+        "inf / inf is NaN)": _textbook_softmax,
+        "`torch.softmax` as it is: stable, but a fully masked row gives NaN instead of zeros": (
+            _torch_softmax
+        ),
+    },
 )
 
 
@@ -75,6 +90,10 @@ def _random_rows_and_temperature(generator: torch.Generator) -> tuple[torch.Tens
     return scores, temperature
 
 
+def _multiplied_by_temperature(scores: torch.Tensor, temperature: float) -> torch.Tensor:
+    return attention.softmax(scores * temperature)  # (R, S) τ < 1 flattens instead of sharpening
+
+
 check_temperature_softmax = build_exercise(
     notebook="07_softmax",
     solution=temperature_softmax,
@@ -88,4 +107,5 @@ check_temperature_softmax = build_exercise(
     """,
     reference=_temperature_reference,
     make_inputs=_random_rows_and_temperature,
+    slips={"multiplying the scores by τ instead of dividing": _multiplied_by_temperature},
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from .. import attention
@@ -48,6 +50,17 @@ def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
     return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
 
 
+def _attention_without_mask(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    out, _ = attention.scaled_dot_product_attention(q, k, v)  # (B, H, T, D) every key visible
+    return out
+
+
+def _attention_not_scaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    T = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)).masked_fill(~attention.causal_mask(T), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v  # (B, H, T, D)
+
+
 check_causal_attention = build_exercise(
     notebook="08_v_attention",
     solution=causal_attention,
@@ -62,6 +75,10 @@ check_causal_attention = build_exercise(
     """,
     reference=_causal_attention_reference,
     make_inputs=_random_qkv,
+    slips={
+        "a missing causal mask (every query also sees the keys after it)": _attention_without_mask,
+        "the scores not divided by √D": _attention_not_scaled,
+    },
 )
 
 
@@ -85,6 +102,31 @@ def _random_layer_and_input(
     return layer, torch.randn(B, T, H * D, generator=generator)  # (B, T, C)
 
 
+def _layer_without(
+    layer: attention.MultiHeadAttention,
+    x: torch.Tensor,
+    *,
+    causal: bool = True,
+    out_proj: bool = True,
+    transpose: bool = True,
+) -> torch.Tensor:
+    """The layer's forward pass with one step left out: the known slips of the exercise."""
+    B, T, C = x.shape
+    H = layer.n_heads
+
+    def split(y: torch.Tensor) -> torch.Tensor:  # (B, T, C) -> (B, H, T, D)
+        if transpose:
+            return attention.split_heads(y, H)
+        return y.view(B, H, T, C // H)  # the right shape, the numbers of the wrong heads
+
+    with torch.no_grad():
+        q, k, v = split(layer.q_proj(x)), split(layer.k_proj(x)), split(layer.v_proj(x))
+        mask = attention.causal_mask(T) if causal else None
+        heads, _ = attention.scaled_dot_product_attention(q, k, v, mask=mask)  # (B, H, T, D)
+        merged = attention.merge_heads(heads)  # (B, T, C)
+        return layer.out_proj(merged) if out_proj else merged
+
+
 check_multi_head_attention = build_exercise(
     notebook="08_v_attention",
     solution=multi_head_attention,
@@ -100,4 +142,15 @@ check_multi_head_attention = build_exercise(
     """,
     reference=_layer_reference,
     make_inputs=_random_layer_and_input,
+    slips={
+        "a missing W_O: the merged heads are returned without `layer.out_proj`": (
+            partial(_layer_without, out_proj=False)
+        ),
+        "a missing causal mask (every token also sees the tokens after it)": (
+            partial(_layer_without, causal=False)
+        ),
+        "a split into heads by `.view(B, H, T, D)` without the transpose": (
+            partial(_layer_without, transpose=False)
+        ),
+    },
 )

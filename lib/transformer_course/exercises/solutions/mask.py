@@ -18,3 +18,26 @@ def padding_mask(lengths: torch.Tensor, S: int) -> torch.Tensor:
     positions = torch.arange(S, device=lengths.device)  # (S,) 0 … S-1
     valid = positions[None, :] < lengths[:, None]  # (1, S) < (B, 1) -> (B, S)
     return valid[:, None, None, :]  # (B, S) -> (B, 1, 1, S): broadcasts over heads and queries
+
+
+def sees_the_future(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
+    """True if changing the tokens of idx (B, T) after position t moves any logit at positions 0 … t."""
+    changed = idx.clone()  # (B, T)
+    changed[:, t + 1 :] = (
+        changed[:, t + 1 :] + 1
+    ) % model.config.vocab_size  # every later token differs
+    with torch.no_grad():
+        before, _ = model(idx)  # (B, T, V)
+        after, _ = model(changed)  # (B, T, V)
+    return not torch.equal(before[:, : t + 1], after[:, : t + 1])  # bit for bit, no tolerance
+
+
+def find_broken_layer(suspect: torch.nn.Module) -> int:
+    """The index (0-based) of the block of ``suspect`` whose attention sees the future."""
+    from ...causality import check_causal
+
+    return next(
+        i
+        for i, block in enumerate(suspect.blocks)
+        if not check_causal(block.attn, causal=True, raise_on_leak=False)
+    )
