@@ -197,7 +197,8 @@ def attention_weights(
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention (08_v_attention), with grouped-query (GQA/MQA) and cross-attention
+    """Multi-head attention (introduced in 04_qkv, whose projections and head split it holds;
+    complete with the weighted sum and W_O in 08_v_attention), with grouped-query (GQA/MQA) and cross-attention
     (13_modern_blocks, 14_encoder_decoder) and optional RoPE on queries and keys.
 
     ``q_proj`` maps C -> C; ``k_proj`` and ``v_proj`` map C -> n_kv_heads · D, and each

@@ -255,7 +255,9 @@ def generate(
     use_cache: bool = True,
     on_token: Callable[[torch.Tensor], object] | None = None,
 ) -> torch.Tensor:
-    """Append ``max_new_tokens`` tokens to the prompt ``idx`` [T] or [B, T] (12_generation).
+    """Append ``max_new_tokens`` tokens to the prompt ``idx`` [T] or [B, T] (introduced in
+    10_logits_and_loss, where ``temperature=0`` is the greedy loop written by hand; sampling and
+    the KV cache are 12_generation's).
 
     ``temperature=0`` is greedy decoding (``top_k``/``top_p`` are then irrelevant); otherwise
     each token is drawn from softmax(logits / temperature) restricted by ``top_k``/``top_p``,
