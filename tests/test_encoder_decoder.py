@@ -249,3 +249,23 @@ def test_exercise_checks():
 
     assert not ex.check_cross_attention_mask(mask_swapped, seed=1)
     assert not ex.check_cross_attention(unmasked, seed=0)
+    assert "padding not masked" in ex.check_cross_attention(unmasked, seed=0).message
+
+    def no_out_proj(y, memory, valid, attn):  # the heads merged, W_O forgotten
+        from transformer_course.exercises.solutions.encoder_decoder import cross_attention
+
+        identity = type(attn.out_proj)(attn.out_proj.in_features, attn.out_proj.out_features)
+        with torch.no_grad():
+            identity.weight.copy_(torch.eye(identity.in_features))
+            identity.bias.zero_()
+        attn.out_proj, keep = identity, attn.out_proj
+        try:
+            return cross_attention(y, memory, valid, attn)
+        finally:
+            attn.out_proj = keep
+
+    assert "missing W_O" in ex.check_cross_attention(no_out_proj, seed=0).message
+    inverted = ex.check_cross_attention_mask(
+        lambda src, T, pad_id: (src == pad_id)[:, None, None, :].expand(-1, 1, T, -1), seed=0
+    )
+    assert "inverted" in inverted.message

@@ -352,6 +352,8 @@ def test_generation_exercises():
     )
 
     assert check_top_p_count(2) and not check_top_p_count(3)
+    assert "`cumsum <= p`" in check_top_p_count(1).message  # drops the token that crosses p
+    assert "cumsum" not in check_top_p_count(3).message
     assert not check_top_p_count(...).answered
     assert check_temperature_probability(torch.softmax(torch.tensor([4.0, 2.0, 0.0]), 0)[0])
     assert not check_temperature_probability(
@@ -363,3 +365,28 @@ def test_generation_exercises():
         "greedy"
     )
     assert not check_most_probable_strategy(4).correct
+
+
+def test_top_p_and_sampling_checkers_catch_their_slips_on_every_seed():
+    """Written here independently of the declared slips: `cumsum <= p` in top-p, and top-k
+    probabilities that are not renormalised. The sampling checker alternates huge and moderate
+    logits, so a missing renormalisation cannot hide behind a peaked distribution."""
+    from transformer_course.exercises.generation import check_sampling_probs, check_top_p_filter
+
+    def cumsum_at_most_p(logits, top_p):
+        probs, order = logits.softmax(-1).sort(-1, descending=True)
+        keep = torch.zeros_like(probs, dtype=torch.bool).scatter(
+            -1, order, probs.cumsum(-1) <= top_p
+        )
+        return logits.masked_fill(~keep, float("-inf"))
+
+    def not_renormalised(logits, temperature, top_k):
+        probs = (logits / temperature).softmax(-1)
+        kth = probs.topk(min(top_k, probs.shape[-1]), -1).values[..., -1:]
+        return torch.where(probs >= kth, probs, 0.0)
+
+    for seed in range(0, 40, 4):
+        top_p = check_top_p_filter(cumsum_at_most_p, seed=seed)
+        assert not top_p.correct and "`cumsum <= p`" in top_p.message, (seed, top_p)
+        sampling = check_sampling_probs(not_renormalised, seed=seed)
+        assert not sampling.correct and "not renormalised" in sampling.message, (seed, sampling)

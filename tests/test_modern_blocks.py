@@ -87,10 +87,23 @@ def test_build_exercises_catch_the_classic_mistakes():
         r = q.shape[1] // k.shape[1]
         return F.scaled_dot_product_attention(q, k.repeat(1, r, 1, 1), v.repeat(1, r, 1, 1))
 
-    for check, wrong in (
-        (ex.check_rope, rope_halves),
-        (ex.check_rms_norm, rms_outside),
-        (ex.check_grouped_query_attention, gqa_tiled),
+    for check, wrong, named in (
+        (ex.check_rope, rope_halves, "two halves"),
+        (ex.check_rms_norm, rms_outside, "ε outside the root"),
+        (ex.check_grouped_query_attention, gqa_tiled, "`repeat` for `repeat_interleave`"),
     ):
-        feedback = check(wrong, seed=0)
-        assert not feedback.correct and "differ" in feedback.message, feedback
+        # Written independently of the declared slips, and judged on many seeds: every draw of
+        # the checker must catch them (the RMS inputs always hold a tiny vector; three
+        # consecutive GQA trials always include true GQA), and name them.
+        for seed in range(0, 60, 3):
+            feedback = check(wrong, seed=seed)
+            assert not feedback.correct and named in feedback.message, (seed, feedback)
+    assert "differ" in ex.check_rms_norm(rms_outside, seed=0).message  # and still says where
+
+
+def test_the_kv_cache_question_names_the_slip():
+    half = ex.check_kv_cache_bytes(65536).message  # fp16: half is both slips' answer
+    assert "only the keys" in half and "numbers, not bytes" in half
+    fp32 = ex.check_kv_cache_bytes(2 * 32 * 8 * 128, bytes_per_value=4).message  # a quarter
+    assert "numbers, not bytes" in fp32 and "only the keys" not in fp32
+    assert "looks like" not in ex.check_kv_cache_bytes(1000).message

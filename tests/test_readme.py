@@ -7,6 +7,7 @@ the tests standing in for `.venv`, so a checkpoint written by `make train` lands
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -137,7 +139,13 @@ def test_the_quick_readme_commands_run(scratch, corpus_text, cl100k):
     generated = next(out for c, out in ran if c.startswith("make generate"))
     assert "The key to a successful sale is" in generated
     # The README's tiny run is undertrained, and generate says what its text means.
-    assert "note: this model trained" in generated and "'the the the'" in generated
+    assert "note: this model trained" in generated and "'and and and'" in generated
+    # The greedy continuation the README quotes for 40 steps is what the README's own
+    # `generate … --temperature 0` line prints from `make train STEPS=40`'s checkpoint.
+    quote = readme_quote(40)
+    greedy = next(out for c, out in ran if c.endswith("--temperature 0"))
+    assert printed_loss(trained, 40) == quote.loss, trained
+    assert greedy.startswith(quote.text), (quote.text, greedy)
 
 
 def test_a_make_target_the_makefile_lacks_is_caught(scratch):
@@ -151,6 +159,74 @@ def test_generate_notes_an_undertrained_checkpoint_only():
     early = {"step": 40, "history": {"val_loss": [8.2, 6.46]}}
     note = _undertrained_note(early, 3771)
     assert note.startswith("note: this model trained 40 steps to validation loss 6.46")
-    assert "ln 3,771 = 8.24" in note and "'the the the'" in note
+    assert "ln 3,771 = 8.24" in note and "'and and and'" in note
     assert _undertrained_note({"history": {"val_loss": [UNDERTRAINED_LOSS - 0.01]}}, 3771) is None
     assert _undertrained_note({}, 3771) is None  # a checkpoint without history: no guess
+
+
+# --- The numbers and samples the README quotes ---------------------------------------------
+#
+# README.md's "What a short run's text means" quotes the command line's validation loss and
+# greedy text after 40 and 200 steps, and 11_training's final validation loss. The runs repeat
+# exactly: the weights, the batches and dropout are seeded (--seed 0), the CLI trains a model
+# this small on one torch thread, and the root conftest.py pins every x86-64 machine to the
+# same AVX2 kernels in the environment the subprocess inherits. So the test compares exactly.
+
+
+class Quote(NamedTuple):
+    loss: str  # the validation loss as the README prints it, e.g. "6.50"
+    text: str  # the quoted greedy continuation, without its closing "…"
+
+
+def readme_quote(steps: int) -> Quote:
+    """The validation loss and greedy text that the README quotes for a ``steps``-step run."""
+    text = " ".join(README.read_text(encoding="utf-8").split())  # undo the line wrapping
+    # The loss in brackets, then the first code span that ends in "…" (past `--temperature 0`).
+    found = re.search(
+        rf"[Aa]fter {steps} steps \((?:validation )?loss (\d\.\d\d)[^)]*\)"
+        r"(?:[^`]|`[^`…]*`)*?`([^`]*?) ?…`",
+        text,
+    )
+    assert found, f"README: no quoted sample after {steps} steps"
+    return Quote(found[1], found[2].removeprefix("… ").removeprefix("…"))
+
+
+def printed_loss(output: str, steps: int) -> str:
+    """The validation loss that `train` printed after ``steps`` steps, rounded as the README does."""
+    found = re.search(rf"step {steps}: validation loss (\d+\.\d+)", output)
+    assert found, output
+    return f"{float(found[1]):.2f}"
+
+
+def test_readme_quotes_11_trainings_stored_validation_loss():
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    quoted = re.search(r"The 700 steps of `11_training` reach (\d\.\d\d)", readme)
+    nb = json.loads((ROOT / "notebooks" / "11_training.ipynb").read_text(encoding="utf-8"))
+    outputs = "".join(
+        "".join(output.get("text", ""))
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+    )
+    stored = re.findall(r"after\s+700 steps: validation loss (\d\.\d\d)", outputs)
+    assert quoted and stored, (quoted, stored)
+    assert quoted[1] == stored[-1], f"README says {quoted[1]}, 11_training stores {stored[-1]}"
+
+
+def test_readme_quotes_what_200_steps_print(tmp_path, corpus_text, cl100k):
+    """The 200-step sample, rerun (about 20 s on one thread): train, then greedy generate."""
+    quote = readme_quote(200)
+    checkpoint = tmp_path / "gpt.pt"
+    course = [sys.executable, "-m", "transformer_course"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    trained = subprocess.run(
+        [*course, "train", "--steps", "200", "--no-progress", "--checkpoint", str(checkpoint)],
+        capture_output=True, text=True, timeout=300, env=env, check=True,
+    ).stdout  # fmt: skip
+    greedy = subprocess.run(
+        [*course, "generate", "The key to a successful sale is", "--temperature", "0",
+         "--checkpoint", str(checkpoint)],
+        capture_output=True, text=True, timeout=120, env=env, check=True,
+    ).stdout  # fmt: skip
+    assert printed_loss(trained, 200) == quote.loss, trained
+    assert quote.text in greedy, (quote.text, greedy)

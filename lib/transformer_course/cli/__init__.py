@@ -326,8 +326,8 @@ def command_generate(args: argparse.Namespace) -> int:
 
 
 #: Above this validation loss the CLI says what the text means (measured with the cpu-demo model
-#: on the textbook: 40 steps, loss 6.46: greedy gives "the the the ..."; 200 steps, 5.52: runs of
-#: textbook phrases; 11_training's 700 steps reach 4.73).
+#: on the textbook: 40 steps, loss 6.50: greedy gives "and and and ..."; 200 steps, 5.57: runs of
+#: textbook phrases, then a loop; 11_training's 700 steps reach 4.65; README.md quotes the runs).
 UNDERTRAINED_LOSS = 5.0
 
 
@@ -341,9 +341,10 @@ def _undertrained_note(saved: dict, vocab_size: int) -> str | None:
     return (
         f"note: this model trained {saved.get('step', '?')} steps to validation loss "
         f"{losses[-1]:.2f} (guessing uniformly: ln {vocab_size:,} = {math.log(vocab_size):.2f}); "
-        "near 6.5 it knows little beyond the commonest word, so --temperature 0 repeats "
-        "'the the the', near 5.5 it strings textbook phrases together; train longer "
-        "(--steps 700 reaches about 4.7) for text that reads more like English"
+        "near 6.5 it knows little beyond a few common words, so --temperature 0 repeats one "
+        "of them ('and and and'), near 5.5 it strings textbook phrases together until it "
+        "loops; train longer (--steps 700 reaches about 4.65) for text that reads more like "
+        "English"
     )
 
 

@@ -125,6 +125,22 @@ def _mask_reference(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
     return padding_mask(src != pad_id).expand(-1, -1, T, -1)  # (B, 1, 1, S) -> (B, 1, T, S)
 
 
+def _mask_inverted(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
+    """Slip: True at the padding (PyTorch's key_padding_mask convention, True = ignore)."""
+    return ~_mask_reference(src, T, pad_id)
+
+
+def _mask_with_causal_triangle(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
+    """Slip: a causal triangle on top of the padding mask."""
+    triangle = torch.ones(T, src.shape[1], dtype=torch.bool).tril()  # (T, S)
+    return _mask_reference(src, T, pad_id) & triangle  # (B, 1, T, S)
+
+
+def _mask_not_expanded(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
+    """Slip: the (B, 1, 1, S) padding mask without its T query rows."""
+    return padding_mask(src != pad_id)  # (B, 1, 1, S)
+
+
 check_cross_attention_mask = build_exercise(
     notebook="14_encoder_decoder",
     solution=cross_attention_mask,
@@ -140,6 +156,11 @@ check_cross_attention_mask = build_exercise(
     """,
     reference=_mask_reference,
     make_inputs=_mask_inputs,
+    slips={
+        "the mask inverted: True must mark the source tokens that MAY be read, not the padding": _mask_inverted,
+        "a causal triangle: the decoder may read every real source token, whatever its position": _mask_with_causal_triangle,
+        "the mask left at (B, 1, 1, S): expand it to the T query rows": _mask_not_expanded,
+    },
 )
 
 
@@ -167,6 +188,45 @@ def _cross_reference(
     return attn(y, context=memory, mask=padding_mask(valid))  # (B, T, C)
 
 
+def _cross_attention_variant(
+    y: torch.Tensor,
+    memory: torch.Tensor,
+    valid: torch.Tensor,
+    attn: MultiHeadAttention,
+    *,
+    masked: bool = True,
+    out_proj: bool = True,
+    transpose: bool = True,
+) -> torch.Tensor:
+    """Cross-attention written out, with one step left out when a flag is False (the slips)."""
+    B, T, C = y.shape
+    S, H = memory.shape[1], attn.n_heads
+    D = C // H
+
+    def split(t: torch.Tensor, L: int) -> torch.Tensor:  # (B, L, C) -> (B, H, L, D)
+        return t.view(B, L, H, D).transpose(1, 2) if transpose else t.view(B, H, L, D)
+
+    q, k, v = split(attn.q_proj(y), T), split(attn.k_proj(memory), S), split(attn.v_proj(memory), S)
+    scores = q @ k.transpose(-2, -1) / D**0.5  # (B, H, T, S)
+    if masked:
+        scores = scores.masked_fill(~valid[:, None, None, :], float("-inf"))
+    heads = scores.softmax(dim=-1) @ v  # (B, H, T, D)
+    merged = heads.transpose(1, 2).reshape(B, T, C) if transpose else heads.reshape(B, T, C)
+    return attn.out_proj(merged) if out_proj else merged  # (B, T, C)
+
+
+def _cross_unmasked(y, memory, valid, attn):
+    return _cross_attention_variant(y, memory, valid, attn, masked=False)
+
+
+def _cross_without_out_proj(y, memory, valid, attn):
+    return _cross_attention_variant(y, memory, valid, attn, out_proj=False)
+
+
+def _cross_view_without_transpose(y, memory, valid, attn):
+    return _cross_attention_variant(y, memory, valid, attn, transpose=False)
+
+
 check_cross_attention = build_exercise(
     notebook="14_encoder_decoder",
     solution=cross_attention,
@@ -182,4 +242,9 @@ check_cross_attention = build_exercise(
     """,
     reference=_cross_reference,
     make_inputs=_cross_inputs,
+    slips={
+        "the padding not masked: fill the scores of the padded source columns with −∞ before the softmax": _cross_unmasked,
+        "a missing W_O: the merged heads still go through attn.out_proj": _cross_without_out_proj,
+        "`view` without the transpose: split (B, L, C) -> (B, L, H, D), then transpose(1, 2) to (B, H, L, D) (and back before merging)": _cross_view_without_transpose,
+    },
 )

@@ -9,6 +9,7 @@ import torch
 
 from ..generate import filter_logits, next_token_probs
 from . import Feedback, Option, check_choice, check_value, checker
+from .answers import read_number
 from .build import build_exercise
 from .solutions.generation import sampling_probs, top_p_filter
 
@@ -33,13 +34,25 @@ def check_top_p_count(
             break
         total += p
         expected += 1
+    hint_text = "sort the probabilities, add them up from the largest, and stop as soon as the sum reaches top_p."
+    if _same_number(answer, expected - 1):
+        hint_text = (
+            f"it looks like `cumsum <= p`: that drops the token whose probability carries the sum "
+            f"past {top_p}, so the kept tokens hold less than {top_p}. The nucleus keeps that token."
+        )
     return check_value(
         answer,
         expected,
         f"the {expected} most probable tokens hold {total:.2f} ≥ {top_p}; without the last of them only "
         f"{total - ordered[expected - 1]:.2f}.",
-        "sort the probabilities, add them up from the largest, and stop as soon as the sum reaches top_p.",
+        hint_text,
     )
+
+
+def _same_number(answer: object, value: float) -> bool:
+    """Whether ``answer`` reads as the number ``value`` (a known wrong answer, to name its slip)."""
+    number, problem = read_number(answer)
+    return problem is None and number == value
 
 
 @checker(
@@ -167,6 +180,28 @@ def _top_p_reference(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     return filter_logits(logits, top_p=top_p)  # (..., V)
 
 
+def _nucleus_drop_sorted(logits: torch.Tensor, top_p: float, *, own_included: bool):
+    """(drop mask in sorted order, the sort order) of top-p; ``own_included`` is the slip."""
+    sorted_probs, order = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True)  # (..., V)
+    running = sorted_probs.cumsum(dim=-1)  # (..., V) probability up to and including each token
+    if own_included:
+        return running > top_p, order  # the slip: `keep = cumsum <= p`
+    return running - sorted_probs >= top_p, order  # probability ranked above ≥ p
+
+
+def _top_p_cumsum_at_most_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Slip: keeps the tokens whose running sum, their own probability included, is ≤ top_p."""
+    drop_sorted, order = _nucleus_drop_sorted(logits, top_p, own_included=True)
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # (..., V)
+    return logits.masked_fill(drop, float("-inf"))
+
+
+def _top_p_mask_left_sorted(logits: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Slip: the drop mask, computed in sorted order, applied to the logits in vocabulary order."""
+    drop_sorted, _ = _nucleus_drop_sorted(logits, top_p, own_included=False)
+    return logits.masked_fill(drop_sorted, float("-inf"))
+
+
 check_top_p_filter = build_exercise(
     notebook="12_generation",
     solution=top_p_filter,
@@ -182,18 +217,56 @@ check_top_p_filter = build_exercise(
     """,
     reference=_top_p_reference,
     make_inputs=_top_p_inputs,
+    slips={
+        "`cumsum <= p` (the token that carries the sum past top_p is dropped; the nucleus keeps it)": _top_p_cumsum_at_most_p,
+        "the drop mask left in sorted order (put it back in vocabulary order with `scatter` or the sort indices)": _top_p_mask_left_sorted,
+    },
 )
 
 
 def _sampling_inputs(generator: torch.Generator) -> tuple[torch.Tensor, float, int]:
-    logits = _random_logits(generator)
-    temperature = (0.05, 0.5, 1.0, 2.0)[int(torch.randint(0, 4, (), generator=generator))]
-    top_k = int(torch.randint(1, logits.shape[-1] + 3, (), generator=generator))  # sometimes k ≥ V
-    return logits * 20.0, temperature, top_k  # logits up to ±1,000 / 0.05: overflow for a naive exp
+    # The trials use consecutive seeds, so they alternate between two kinds of draw: huge logits
+    # (up to ±1,000 / 0.05: overflow for a naive exp), and moderate logits with k < V, where the
+    # tokens that top-k removes hold enough probability that forgetting to renormalise shows.
+    if generator.initial_seed() % 2 == 0:
+        logits = _random_logits(generator)
+        temperature = (0.05, 0.5, 1.0, 2.0)[int(torch.randint(0, 4, (), generator=generator))]
+        top_k = int(torch.randint(1, logits.shape[-1] + 3, (), generator=generator))  # k ≥ V too
+        return logits * 20.0, temperature, top_k
+    B, V = (
+        int(torch.randint(1, 4, (), generator=generator)),
+        int(torch.randint(3, 30, (), generator=generator)),
+    )
+    temperature = (0.5, 1.0, 2.0)[int(torch.randint(0, 3, (), generator=generator))]
+    top_k = int(torch.randint(1, V, (), generator=generator))  # 1 … V − 1
+    return torch.randn(B, V, generator=generator), temperature, top_k  # (B, V)
 
 
 def _sampling_reference(logits: torch.Tensor, temperature: float, top_k: int) -> torch.Tensor:
     return next_token_probs(logits, temperature, top_k=top_k)  # (..., V)
+
+
+def _top_k_softmax(scaled: torch.Tensor, top_k: int) -> torch.Tensor:
+    k = min(top_k, scaled.shape[-1])
+    kth = scaled.topk(k, dim=-1).values[..., -1:]  # (..., 1) the k-th largest
+    return torch.softmax(scaled.masked_fill(scaled < kth, float("-inf")), dim=-1)  # (..., V)
+
+
+def _sampling_times_temperature(
+    logits: torch.Tensor, temperature: float, top_k: int
+) -> torch.Tensor:
+    """Slip: the logits multiplied by the temperature instead of divided."""
+    return _top_k_softmax(logits * temperature, top_k)
+
+
+def _sampling_not_renormalised(
+    logits: torch.Tensor, temperature: float, top_k: int
+) -> torch.Tensor:
+    """Slip: softmax over every token first, then the tokens outside the top k zeroed, the rest
+    left as they were (their sum is below 1)."""
+    probs = torch.softmax(logits / temperature, dim=-1)  # (..., V)
+    kth = probs.topk(min(top_k, probs.shape[-1]), dim=-1).values[..., -1:]  # (..., 1)
+    return probs.masked_fill(probs < kth, 0.0)
 
 
 check_sampling_probs = build_exercise(
@@ -210,4 +283,8 @@ check_sampling_probs = build_exercise(
     """,
     reference=_sampling_reference,
     make_inputs=_sampling_inputs,
+    slips={
+        "the logits multiplied by the temperature (divide them: a small τ must sharpen)": _sampling_times_temperature,
+        "the top-k probabilities not renormalised (softmax AFTER removing the other tokens, so they sum to 1)": _sampling_not_renormalised,
+    },
 )

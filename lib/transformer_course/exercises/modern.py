@@ -30,13 +30,24 @@ def check_kv_cache_bytes(
 ) -> Feedback:
     """How many bytes of KV cache does one token need in a model of these shapes?"""
     expected = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
+    hint_text = (
+        "every layer stores one key AND one value vector per KV head (not per query head); multiply the four "
+        "numbers and the factor 2."
+    )
+    value, problem = read_number(answer)
+    slips = [  # (the answer a slip gives, the slip); with 2-byte numbers both give half
+        (expected // 2, "only the keys (or only the values): the cache holds both, × 2"),
+        (expected // bytes_per_value, f"numbers, not bytes: each takes {bytes_per_value} bytes"),
+    ]
+    named = [why for wrong, why in slips if problem is None and value == wrong]
+    if named:
+        hint_text = "it looks like you counted " + ", or ".join(named) + "."
     return check_value(
         answer,
         expected,
         f"2 (K and V) × {n_layers} layers × {n_kv_heads} KV heads × {head_dim} × {bytes_per_value} bytes = "
         f"{expected:,} bytes ({expected // 1024} KiB) per token.",
-        "every layer stores one key AND one value vector per KV head (not per query head); multiply the four "
-        "numbers and the factor 2.",
+        hint_text,
     )
 
 
@@ -82,6 +93,32 @@ def _rope_reference(x: torch.Tensor) -> torch.Tensor:
     return apply_rope(x)  # (B, H, T, D)
 
 
+def _rope_angles(T: int, D: int, exponent_step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (T, D/2) of p · 10000^(−exponent_step·i/D): 2 is RoPE, 1 the slip."""
+    inv_freq = 10000.0 ** (-exponent_step * torch.arange(D // 2, dtype=torch.float64) / D)
+    angles = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq  # (T, D/2)
+    return angles.cos(), angles.sin()
+
+
+def _rotate_pairs(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    a, b = x[..., 0::2].double(), x[..., 1::2].double()  # (..., T, D/2) the interleaved pairs
+    out = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1)  # (..., T, D/2, 2)
+    return out.flatten(-2).to(x.dtype)  # (..., T, D)
+
+
+def _rope_halves(x: torch.Tensor) -> torch.Tensor:
+    """Slip: Hugging Face's LLaMA layout, pair i = (x_i, x_(i + D/2)), not (x_2i, x_2i+1)."""
+    T, D = x.shape[-2:]
+    cos, sin = _rope_angles(T, D, 2)
+    a, b = x[..., : D // 2].double(), x[..., D // 2 :].double()  # (..., T, D/2) the two halves
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1).to(x.dtype)  # (..., T, D)
+
+
+def _rope_frequency_without_2(x: torch.Tensor) -> torch.Tensor:
+    """Slip: pair i turns by 10000^(−i/D) per position, not 10000^(−2i/D)."""
+    return _rotate_pairs(x, *_rope_angles(*x.shape[-2:], 1))
+
+
 check_rope = build_exercise(
     notebook="13_modern_blocks",
     solution=rope,
@@ -96,14 +133,20 @@ check_rope = build_exercise(
     """,
     reference=_rope_reference,
     make_inputs=_rope_inputs,
+    slips={
+        "the two halves rotated together (Hugging Face's LLaMA layout), not the adjacent pairs (x_2i, x_2i+1)": _rope_halves,
+        "the angle 10000^(−i/D) per pair: the exponent is −2i/D (i counts pairs, 2i features)": _rope_frequency_without_2,
+    },
 )
 
 
 def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, float]:
     B, T = (int(n) for n in torch.randint(1, 5, (2,), generator=generator))
     C = int(torch.randint(1, 40, (), generator=generator))
-    # RMS from 1e-4 to 10: where ε goes matters at the small end.
-    scale = 10.0 ** float(torch.empty(()).uniform_(-4, 1, generator=generator))
+    # Every token its own RMS, from 1e-4 to 10; where ε goes matters at the small end, so the
+    # first token of every draw sits there (1e-4 … 3e-3): no draw lets ε outside the root pass.
+    scale = 10.0 ** torch.empty(B, T, 1).uniform_(-4, 1, generator=generator)  # (B, T, 1)
+    scale[0, 0] = 10.0 ** float(torch.empty(()).uniform_(-4, -2.5, generator=generator))
     x = torch.randn(B, T, C, generator=generator) * scale + 0.3 * scale  # (B, T, C) not centred
     weight = 1.0 + 0.5 * torch.randn(C, generator=generator)  # (C,)
     eps = (1e-6, 1e-5)[int(torch.randint(0, 2, (), generator=generator))]
@@ -112,6 +155,17 @@ def _rms_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
 
 def _rms_reference(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     return library_rms_norm(x, weight, eps)  # (B, T, C)
+
+
+def _rms_eps_outside(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Slip (the architecture cheat sheet's formula): x / (RMS(x) + ε) · weight."""
+    return x / (x.pow(2).mean(dim=-1, keepdim=True).sqrt() + eps) * weight
+
+
+def _rms_mean_subtracted(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Slip: the mean subtracted first, as LayerNorm does."""
+    centred = x - x.mean(dim=-1, keepdim=True)  # (B, T, C)
+    return centred / torch.sqrt(centred.pow(2).mean(dim=-1, keepdim=True) + eps) * weight
 
 
 check_rms_norm = build_exercise(
@@ -129,13 +183,21 @@ check_rms_norm = build_exercise(
     reference=_rms_reference,
     make_inputs=_rms_inputs,
     atol=1e-4,
+    slips={
+        "ε outside the root, x / (RMS(x) + ε) (the architecture cheat sheet's formula); it belongs inside, x / √(mean(x²) + ε)": _rms_eps_outside,
+        "the mean subtracted (that is LayerNorm; RMSNorm only divides by the root mean square)": _rms_mean_subtracted,
+    },
 )
 
 
 def _gqa_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     B = int(torch.randint(1, 3, (), generator=generator))
-    n_kv = int(torch.randint(1, 4, (), generator=generator))  # 1 = MQA
-    group = int(torch.randint(1, 4, (), generator=generator))  # 1 = plain multi-head attention
+    # The checker's trials use consecutive seeds, so any three of them draw all three kinds:
+    # MQA (one K/V head), plain multi-head attention (groups of one), and true GQA with several
+    # K/V heads and groups, the only kind where `repeat` and `repeat_interleave` differ.
+    kind = generator.initial_seed() % 3
+    n_kv = 1 if kind == 0 else int(torch.randint(2, 4, (), generator=generator))
+    group = 1 if kind == 1 else int(torch.randint(2, 4, (), generator=generator))
     T, S = (int(n) for n in torch.randint(1, 9, (2,), generator=generator))
     D = int(torch.randint(1, 9, (), generator=generator))
     q = torch.randn(B, n_kv * group, T, D, generator=generator)  # (B, H, T, D)
@@ -147,6 +209,17 @@ def _gqa_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
 def _gqa_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     # PyTorch's own grouped-query attention: the same grouping as MultiHeadAttention(n_kv_heads=…).
     return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # (B, H, T, D)
+
+
+def _gqa_repeat(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Slip: `repeat` tiles the K/V heads (0, 1, 0, 1, …), so query head h reads h mod H_kv."""
+    r = q.shape[1] // k.shape[1]
+    return F.scaled_dot_product_attention(q, k.repeat(1, r, 1, 1), v.repeat(1, r, 1, 1))
+
+
+def _gqa_unscaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Slip: scores q kᵀ without the 1/√D."""
+    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True, scale=1.0)
 
 
 check_grouped_query_attention = build_exercise(
@@ -164,6 +237,10 @@ check_grouped_query_attention = build_exercise(
     """,
     reference=_gqa_reference,
     make_inputs=_gqa_inputs,
+    slips={
+        "`repeat` for `repeat_interleave`: query head h then reads K/V head h mod H_kv, not h // (H / H_kv)": _gqa_repeat,
+        "the scores not divided by √D": _gqa_unscaled,
+    },
 )
 
 

@@ -13,7 +13,7 @@ plus what makes a run trustworthy and pleasant:
   Training again with the same ``checkpoint_path`` resumes with the same step count, optimizer
   state and random state, so an interrupted and resumed run equals an uninterrupted one;
 - a loss that becomes NaN or inf stops the run with a diagnosis
-  (:func:`transformer_course.numerics.non_finite_loss_message`), and non-finite weights are
+  (:func:`transformer_course.train.numerics.non_finite_loss_message`), and non-finite weights are
   never written over a good checkpoint; a failed save raises an error that carries the history;
 - ``torch.distributed``: started by ``torchrun``, every process trains on its own batches and
   ``DistributedDataParallel`` averages the gradients.
