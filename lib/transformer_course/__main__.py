@@ -3,6 +3,7 @@
     python -m transformer_course train [options]            # train the tiny GPT, with a progress bar
     python -m transformer_course generate "prompt" [options]  # continue a prompt from a checkpoint
     python -m transformer_course check notebooks/ [--run]     # which exercises of yours pass
+    python -m transformer_course grade SUBMISSIONS/ --out grades.csv   # a teacher grades a class
     torchrun --nproc_per_node=2 -m transformer_course train [options]   # several processes (DDP)
 
 ``transformer-course`` (installed with the package) is the same program. The defaults are the
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
     # Imported here, not at the top: the exercises import torch (seconds), and main() must be
     # inside its Ctrl-C handling before anything slow starts.
+    from .exercises.grading import add_grade_command
     from .exercises.progress import add_check_command
 
     parser = argparse.ArgumentParser(
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(commands)
     _add_generate(commands)
     add_check_command(commands)
+    add_grade_command(commands)
     for sub in (parser, *commands.choices.values()):
         sub.add_argument(
             "--debug",
@@ -359,6 +362,16 @@ def command_check(args: argparse.Namespace) -> int:
     return print_progress(args.folder, run=args.run)
 
 
+def command_grade(args: argparse.Namespace) -> int:
+    """``grade``: run and grade a class's notebooks (exercises.grading; README "For teachers")."""
+    from .exercises.grading import grade_class
+
+    grade_class(
+        args.submissions, args.out, course=args.course, feedback=args.feedback, timeout=args.timeout
+    )
+    return 0
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the input or the environment is wrong", not "the code is"."""
     from .numerics import NonFiniteLossError
@@ -419,9 +432,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Inside the try: parsing imports torch (seconds), a window a Ctrl-C often lands in.
         args = parse_args(argv)
-        command = {"train": command_train, "generate": command_generate, "check": command_check}[
-            args.command
-        ]
+        command = {
+            "train": command_train,
+            "generate": command_generate,
+            "check": command_check,
+            "grade": command_grade,
+        }[args.command]
         return command(args)
     except KeyboardInterrupt:
         with _no_interrupts():

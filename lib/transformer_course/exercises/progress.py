@@ -43,6 +43,8 @@ STATUSES = {
     "💡": "hint shown",
 }
 NOT_RUN = "not run"
+#: The columns of the progress table.
+PROGRESS_COLUMNS = ["notebook", "exercise", "kind", "status"]
 RAISED = "error"
 _CHECK_CALL = re.compile(r"^(?!\s*#)\s*(?:print\()?\s*(check_\w+)\(", re.MULTILINE)
 
@@ -55,6 +57,9 @@ class ExerciseStatus:
     exercise: str
     kind: str  # "build" (the learner writes a function) or "question"
     status: str
+    #: What the cell printed (the checker's own message) and the error it raised, if any;
+    #: shown in a teacher's per-student feedback (``exercises.grading``), not in the table.
+    feedback: str = ""
 
 
 def all_checkers() -> list[tuple[str, Callable[..., Any]]]:
@@ -98,6 +103,14 @@ def _output_texts(cell: dict[str, Any]) -> tuple[list[str], bool]:
     return texts, raised
 
 
+def _error_lines(cell: dict[str, Any]) -> list[str]:
+    return [
+        f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+
+
 def _verdicts(texts: Iterable[str]) -> list[str]:
     found = []
     for text in texts:
@@ -127,11 +140,12 @@ def notebook_exercises(
             continue
         texts, raised = _output_texts(cell)
         verdicts = _verdicts(texts)
+        feedback = "\n".join(text.strip() for text in texts + _error_lines(cell) if text.strip())
         for index, call in enumerate(calls):
             unjudged = RAISED if raised else NOT_RUN
             status = verdicts[index] if index < len(verdicts) else unjudged
             kind = "build" if call in build_names else "question"
-            rows.append(ExerciseStatus(name, call, kind, status))
+            rows.append(ExerciseStatus(name, call, kind, status, feedback))
     return rows
 
 
@@ -176,9 +190,7 @@ def course_progress(
     for path in paths:
         notebook = _execute(path, timeout) if run else json.loads(path.read_text(encoding="utf-8"))
         rows.extend(notebook_exercises(notebook, path.stem, names))
-    return pd.DataFrame(
-        [row.__dict__ for row in rows], columns=["notebook", "exercise", "kind", "status"]
-    )
+    return pd.DataFrame([row.__dict__ for row in rows], columns=PROGRESS_COLUMNS)
 
 
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
@@ -227,7 +239,6 @@ def print_progress(folder: str | Path = "notebooks", *, run: bool = False) -> in
 #: The marker and version of the file :func:`export_progress` writes.
 PROGRESS_FORMAT = "transformer_course.progress/1"
 PROGRESS_FILE = "course_progress.json"
-PROGRESS_COLUMNS = ["notebook", "exercise", "kind", "status"]
 #: Statuses that say nothing about the learner's work: a saved verdict replaces them.
 _UNJUDGED = {NOT_RUN, STATUSES["✏️"]}
 
