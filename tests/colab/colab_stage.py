@@ -91,7 +91,9 @@ def install() -> int:
     if changed:
         print(f"error: the course's install changed preloaded packages (before, after): {changed}")
         return 1
-    print(f"no preloaded package changed ({len(before)} packages, {len(pins)} of them Colab's pins)")
+    print(
+        f"no preloaded package changed ({len(before)} packages, {len(pins)} of them Colab's pins)"
+    )
     return 0
 
 
@@ -108,10 +110,15 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
         shutil.copy(path, copy)
         guard = Path(folder) / ".guard"
         offline.write_sitecustomize(guard)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")]))
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")])
+        )
         notebook = nbformat.read(copy, as_version=4)
         client = NotebookClient(
-            notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": folder}}
+            notebook,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": folder}},
         )
         try:
             client.execute(env=env)
@@ -134,7 +141,9 @@ def notebooks(jobs: int, timeout: int) -> int:
     start, failed = time.monotonic(), []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, seconds, error in pool.map(_run_one, paths, [timeout] * len(paths)):
-            print(f"{name:32s} {seconds:7.1f} s  {'FAILED: ' + error if error else 'ok'}", flush=True)
+            print(
+                f"{name:32s} {seconds:7.1f} s  {'FAILED: ' + error if error else 'ok'}", flush=True
+            )
             if error:
                 failed.append(name)
     print(f"{len(paths) - len(failed)} of {len(paths)} notebooks ran in the Colab-pinned "
