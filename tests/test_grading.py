@@ -192,3 +192,10 @@ def test_an_honest_notebook_has_no_edits():
 def test_a_missing_submissions_folder_is_one_line(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "nothing"), "--course", str(tmp_path)]) == 2
     assert "error: no student folders in" in capsys.readouterr().err
+
+
+def test_no_course_notebook_is_flagged_against_itself():
+    every = checker_names()[0]
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9]*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        assert edited_checks(notebook, notebook, every) == [], path.name

@@ -133,7 +133,7 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
 def notebooks(jobs: int, timeout: int) -> int:
     import transformer_course
 
-    if Path(transformer_course.__file__).is_relative_to(REPO):
+    if Path(transformer_course.__file__).is_relative_to(REPO / "lib"):
         print(f"error: transformer_course comes from the checkout ({transformer_course.__file__}), "
               "not from the installed package; unset PYTHONPATH")  # fmt: skip
         return 1
