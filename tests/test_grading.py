@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import inspect
+import json
 from pathlib import Path
 
 import nbformat
@@ -129,7 +130,8 @@ def graded(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(offline.BLOCKED_LOG_ENV_VAR, str(blocked))
         status = main(["grade", str(root / "submissions"), "--out", str(out),
-                       "--course", str(root / "course"), "--timeout", "120"])  # fmt: skip
+                       "--course", str(root / "course"), "--timeout", "120",
+                       "--gradescope", str(root / "gradescope")])  # fmt: skip
     assert status == 0
     assert "192.0.2.1" in blocked.read_text(encoding="utf-8"), "students' kernels are offline"
     with out.open(encoding="utf-8", newline="") as handle:
@@ -163,6 +165,18 @@ def test_the_partial_student(graded):
     failed = text.split("### 05_scale:check_score_variance_function: failed")[1].split("###")[0]
     assert "❌" in failed
     assert "forged" not in text, "stored outputs are cleared before the run"
+
+
+def test_the_gradescope_results(graded):
+    _, _, root = graded
+    results = json.loads((root / "gradescope" / "bo.json").read_text(encoding="utf-8"))
+    assert results["score"] == 1 and "07_softmax.ipynb was not handed in" in results["output"]
+    assert [(t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [
+        (COLUMNS[0], 1, 1), (COLUMNS[1], 0, 1), (COLUMNS[2], 0, 1), (COLUMNS[3], 0, 1)
+    ]  # fmt: skip
+    assert results["tests"][1]["output"].startswith("failed\n❌")
+    flagged = json.loads((root / "gradescope" / "cy.json").read_text(encoding="utf-8"))
+    assert flagged["output"].count("Check cell differs from the course's") == 2
 
 
 def test_the_student_who_edited_check_cells_is_flagged(graded):

@@ -367,7 +367,12 @@ def command_grade(args: argparse.Namespace) -> int:
     from .exercises.grading import grade_class
 
     grade_class(
-        args.submissions, args.out, course=args.course, feedback=args.feedback, timeout=args.timeout
+        args.submissions,
+        args.out,
+        course=args.course,
+        feedback=args.feedback,
+        gradescope=args.gradescope,
+        timeout=args.timeout,
     )
     return 0
 

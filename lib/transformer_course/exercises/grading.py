@@ -17,6 +17,10 @@ student (``SUBMISSIONS/<student>/*.ipynb``, the notebooks named as the course na
   must be the course's own (matched by cell id), and no cell may define, assign or import a name
   ``check_…`` that the course notebook does not import.
 
+With ``--gradescope DIR`` each student also gets ``DIR/<student>.json`` in the results format of
+Gradescope's autograder (what otter-grader writes for Gradescope): one test per exercise, score
+1 when it passes, the checker's message as its output.
+
 The column set comes from the course's own notebooks (``--course``, default ``notebooks``), so a
 notebook a student did not hand in shows as ``not answered`` and an extra file is ignored.
 """
@@ -280,17 +284,38 @@ def feedback_text(result: StudentResult) -> str:
     return "\n".join(lines)
 
 
+def gradescope_results(result: StudentResult) -> dict[str, Any]:
+    """One student's grades in Gradescope's autograder ``results.json`` format."""
+    notes = [f"Check cell differs from the course's: {s}" for s in result.edited] + result.problems
+    return {
+        "score": sum(grade == "passed" for grade in result.grades.values()),
+        "output": "\n".join(notes),
+        "tests": [
+            {
+                "name": column,
+                "score": 1 if grade == "passed" else 0,
+                "max_score": 1,
+                "status": "passed" if grade == "passed" else "failed",
+                "output": f"{grade}\n{result.feedback.get(column, '')}".strip(),
+            }
+            for column, grade in result.grades.items()
+        ],
+    }
+
+
 def grade_class(
     submissions: str | os.PathLike,
     out: str | os.PathLike,
     *,
     course: str | os.PathLike = "notebooks",
     feedback: str | os.PathLike | None = None,
+    gradescope: str | os.PathLike | None = None,
     timeout: int = 600,
     say=print,
 ):
-    """Grade every student folder in ``submissions``; write the CSV gradebook ``out`` and one
-    ``<student>.md`` per student into ``feedback`` (default: ``<out without .csv>_feedback``).
+    """Grade every student folder in ``submissions``; write the CSV gradebook ``out``, one
+    ``<student>.md`` per student into ``feedback`` (default: ``<out without .csv>_feedback``)
+    and, with ``gradescope``, one ``<student>.json`` in Gradescope's results format there.
     Returns the gradebook as a pandas DataFrame (one row per student)."""
     import pandas as pd
 
@@ -317,6 +342,12 @@ def grade_class(
             (feedback_dir / f"{result.student}.md").write_text(
                 feedback_text(result), encoding="utf-8"
             )
+            if gradescope is not None:
+                Path(gradescope).mkdir(parents=True, exist_ok=True)
+                (Path(gradescope) / f"{result.student}.json").write_text(
+                    json.dumps(gradescope_results(result), ensure_ascii=False, indent=1),
+                    encoding="utf-8",
+                )
             rows.append(
                 {
                     "student": result.student,
@@ -352,6 +383,11 @@ def add_grade_command(commands) -> None:
     )
     grade.add_argument(
         "--feedback", default=None, help="folder for the <student>.md files (default: OUT_feedback)"
+    )
+    grade.add_argument(
+        "--gradescope",
+        default=None,
+        help="also write <student>.json in Gradescope's autograder results format into this folder",
     )
     grade.add_argument(
         "--timeout", type=int, default=600, help="seconds one cell may run before it is stopped"
