@@ -10,6 +10,10 @@
 #                        environment, .venv-widgets7
 #   make test-site       build the course website, then open every page in headless Chromium
 #                        (screenshots/site/ gets pictures)
+#   make test-colab      the environment Colab preloads (tests/colab/colab-pins.txt, Colab's Python
+#                        when this machine has it) in .venv-colab: the course installed as the
+#                        notebooks' Colab cell does, no preloaded package changed, every notebook
+#                        run top to bottom, and the widget tests
 # and for authors:
 #   make site            the course as a static website in site/_build/html (offline; no
 #                        notebook is executed; the API reference page is generated from the
@@ -44,7 +48,7 @@ BIN7 := $(VENV7)/bin
 # Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
 WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 test-site site api-reference images lint env clean-env
+.PHONY: lab test test-lib test-browser test-widgets7 test-colab test-site site api-reference images lint env clean-env
 
 # The order-only torch-check runs before every use of the environment: it refuses a TORCH or
 # TORCH_SPEC that differs from the one $(VENV) was made with (and says how to switch).
@@ -103,6 +107,32 @@ test-widgets7: $(BIN7)/.installed
 	$(BIN7)/python -c "import ipywidgets; v = ipywidgets.__version__; print('ipywidgets', v); assert v.startswith('7.7'), v"
 	$(TEST_ENV) $(BIN7)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
 
+# The Colab-pinned environment: a CPU build of torch stands in for Colab's CUDA build, then the
+# pins of Google's list and the test tools; the course itself is installed by the stage, the way
+# the notebooks' Colab cell installs it (tests/colab/colab_stage.py). Colab runs Python 3.13;
+# CI's offline disk has torch 2.13.0 only for its own python3, so that is the default. Where
+# PyTorch's CPU index is reachable: make test-colab COLAB_PYTHON=python3.13 COLAB_TORCH=cpu.
+VENVC ?= .venv-colab
+BINC := $(VENVC)/bin
+COLAB_PYTHON ?= $(PYTHON)
+COLAB_TORCH ?=
+COLAB_TORCH_SPEC ?= torch==2.13.0
+
+$(BINC)/.installed: tests/colab/colab-pins.txt tests/colab/test-tools.txt
+	rm -rf $(VENVC)
+	$(COLAB_PYTHON) -m venv $(VENVC)
+	$(BINC)/python -m pip install --quiet --upgrade pip
+	$(BINC)/python tools/choose_torch.py install --venv $(VENVC) --torch "$(COLAB_TORCH)" --spec "$(COLAB_TORCH_SPEC)"
+	$(BINC)/python -m pip install --quiet -r tests/colab/colab-pins.txt -r tests/colab/test-tools.txt
+	touch $@
+
+# PYTHONPATH is emptied: the notebooks and tests must use the installed course, not lib/.
+test-colab: $(BINC)/.installed
+	$(BINC)/python --version
+	PYTHONPATH= $(BINC)/python tests/colab/colab_stage.py install
+	PYTHONPATH= $(TEST_ENV) $(BINC)/python tests/colab/colab_stage.py notebooks --jobs $(JOBS)
+	PYTHONPATH= $(TEST_ENV) $(BINC)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
+
 # The website: Sphinx + MyST-NB + sphinx-book-theme (the docs extra, added to .venv on first
 # use so that `make test` stays lean) over the stored notebooks; see site/course_site.py.
 $(BIN)/.installed-docs: $(BIN)/.installed pyproject.toml
@@ -122,4 +152,4 @@ images: $(BIN)/.installed
 	$(BIN)/python tools/images.py
 
 clean-env:
-	rm -rf $(VENV) $(VENV7)
+	rm -rf $(VENV) $(VENV7) $(VENVC)

@@ -103,7 +103,7 @@ def test_bad_model_shape_is_explained(tmp_path, text_file, capsys):
 def test_every_option_is_explained():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(commands.choices) == {"train", "generate", "check"}
+    assert set(commands.choices) == {"train", "generate", "check", "grade"}
     for name, sub in commands.choices.items():
         text = sub.format_help()
         for action in sub._actions:

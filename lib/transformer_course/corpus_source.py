@@ -95,22 +95,38 @@ def datasets_output(progress: bool | None = None):
         hf_logging.set_verbosity(verbosity)
 
 
-def _offline_help(target: Path) -> str:
+def _offline_help(target: Path, reason: str = "") -> str:
+    because = f": {reason}" if reason else ""
     return (
-        f"Could not download the course corpus (the Hugging Face dataset {CORPUS_DATASET}). If "
-        f"this machine is offline, put the file {CORPUS_FILENAME} (SHA-256 {CORPUS_SHA256}) at "
-        f"{target}, or set ${CORPUS_ENV_VAR} to its path, then run the cell again."
+        f"Could not download the course corpus (the Hugging Face dataset {CORPUS_DATASET})"
+        f"{because}. Run the cell again later; if this machine is offline or the download keeps "
+        f"failing, put the file {CORPUS_FILENAME} (SHA-256 {CORPUS_SHA256}) at {target}, or set "
+        f"${CORPUS_ENV_VAR} to its path, then run the cell again."
     )
 
 
-def hub_text(progress: bool | None = None) -> str:
+def _failure_reason(exc: BaseException) -> str:
+    """What ``datasets`` said about a failed download, on one short line (``404 Client Error.
+    Entry Not Found for url: …``, ``peer closed connection without sending complete …``). Its
+    own message, not the innermost cause's, which is the HTTP library's, with links to MDN."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def hub_text(progress: bool | None = None, fresh: bool = False) -> str:
     """The corpus as ``datasets.load_dataset`` gives it from the Hub: one document, line breaks
-    kept (``sample_by="document"``), cached under ``~/.cache/huggingface``."""
+    kept (``sample_by="document"``), cached under ``~/.cache/huggingface``; ``fresh=True``
+    downloads again instead of reusing that cache."""
     from datasets import load_dataset
 
     with datasets_output(progress):
+        past_the_cache = {"download_mode": "force_redownload"} if fresh else {}
         dataset = load_dataset(
-            CORPUS_DATASET, data_files=CORPUS_FILENAME, sample_by="document", split="train"
+            CORPUS_DATASET,
+            data_files=CORPUS_FILENAME,
+            sample_by="document",
+            split="train",
+            **past_the_cache,
         )
     return dataset[0]["text"]
 
@@ -119,19 +135,28 @@ def download_corpus(target: Path | None = None, progress: bool | None = None) ->
     """Fetch the corpus from the Hub (:func:`hub_text`), check its SHA-256, write it to ``target``.
 
     The bytes go to a temporary file in the same folder, which is renamed into place only after
-    the hash matches; on any failure it is removed. No network raises ``ConnectionError`` saying
-    where to put the file by hand.
+    the hash matches; on any failure it is removed. A file whose hash differs is fetched once more,
+    past ``datasets``' cache, then refused with ``ValueError``. No network, or a server that fails
+    (404, a connection cut short), raises ``ConnectionError`` with what went wrong and where to
+    put the file by hand.
     """
     target = Path(target) if target is not None else data_dir() / CORPUS_FILENAME
-    try:
-        payload = hub_text(progress).encode("utf-8")
-    except Exception as exc:  # noqa: BLE001 - datasets and huggingface_hub fail in many ways offline
-        raise ConnectionError(_offline_help(target)) from exc
-    actual = hashlib.sha256(payload).hexdigest()
-    if actual != CORPUS_SHA256:
+    # A server that sent a short or wrong file leaves it in datasets' cache, where every later
+    # run would find it again: after a mismatch, download once more past that cache.
+    for fresh in (False, True):
+        try:
+            payload = hub_text(progress, fresh=fresh).encode("utf-8")
+        except Exception as exc:  # noqa: BLE001 - datasets and huggingface_hub fail in many ways
+            raise ConnectionError(_offline_help(target, _failure_reason(exc))) from exc
+        actual = hashlib.sha256(payload).hexdigest()
+        if actual == CORPUS_SHA256:
+            break
+    else:
         raise ValueError(
-            f"the downloaded {CORPUS_FILENAME} has SHA-256 {actual}, expected {CORPUS_SHA256}; "
-            "the download was discarded — run again, or fetch the file by hand"
+            f"the downloaded {CORPUS_FILENAME} has SHA-256 {actual} ({len(payload):,} bytes), "
+            f"expected {CORPUS_SHA256} ({CORPUS_BYTES:,} bytes), twice (the second time past the "
+            f"cache); the download was discarded and nothing was written to {target.parent}. "
+            "Run again later, or fetch the file by hand and put it there."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=target.parent)

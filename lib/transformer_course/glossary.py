@@ -1,19 +1,21 @@
 """The course's bilingual glossary, parsed from the one source ``GLOSSARY.md`` (00_setup).
 
-In a checkout (``make lab``, CI) the file is read beside ``lib/``; where the library was installed
-without the repository (Colab), it is fetched once from the course's main branch.
+The one file is ``GLOSSARY.md`` at the top of the repository. ``transformer_course/GLOSSARY.md``
+is a symbolic link to it, declared as package data in ``pyproject.toml``, so a wheel (what
+Colab's ``%pip install`` builds) carries a copy of the glossary of the library it installs:
+nothing is fetched at run time. In a checkout the top-level file is read directly, which also
+covers a Windows checkout where git wrote the link as a plain text file.
 """
 
 from __future__ import annotations
 
 import re
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import REPOSITORY
-
 GLOSSARY_FILE = Path(__file__).resolve().parents[2] / "GLOSSARY.md"
+#: The copy inside the installed package (the link in a checkout, a real file in a wheel).
+PACKAGED_GLOSSARY = Path(__file__).resolve().parent / "GLOSSARY.md"
 HEADER = ("English", "中文", "first in", "note")
 #: Separators between several terms in one notebook title, e.g. "查询/键/值", "文本生成与解码策略".
 TITLE_TERM_SPLIT = re.compile(r"\s*(?:/|、|与)\s*")
@@ -30,17 +32,18 @@ class Term:
 
 
 def glossary_text(path: Path | str | None = None) -> str:
-    """The markdown of the glossary: ``path``, else the checkout's GLOSSARY.md, else the main branch's."""
+    """The markdown of the glossary: ``path``, else the checkout's GLOSSARY.md, else the copy
+    installed with the package."""
     if path is not None:
         return Path(path).read_text(encoding="utf-8")
-    if GLOSSARY_FILE.exists():
-        return GLOSSARY_FILE.read_text(encoding="utf-8")
-    url = (
-        REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/")
-        + "/main/GLOSSARY.md"
+    for candidate in (GLOSSARY_FILE, PACKAGED_GLOSSARY):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    raise FileNotFoundError(
+        f"the course glossary is missing: neither {GLOSSARY_FILE} (a checkout) nor "
+        f"{PACKAGED_GLOSSARY} (an installed package) exists; reinstall the course "
+        "(pip install transformer-course from the repository) or pass path= to a GLOSSARY.md"
     )
-    with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - a fixed https URL
-        return response.read().decode("utf-8")
 
 
 def parse_glossary(text: str) -> list[Term]:

@@ -3,6 +3,7 @@
     python -m transformer_course train [options]            # train the tiny GPT, with a progress bar
     python -m transformer_course generate "prompt" [options]  # continue a prompt from a checkpoint
     python -m transformer_course check notebooks/ [--run]     # which exercises of yours pass
+    python -m transformer_course grade SUBMISSIONS/ --out grades.csv   # a teacher grades a class
     torchrun --nproc_per_node=2 -m transformer_course train [options]   # several processes (DDP)
 
 ``transformer-course`` (installed with the package) is the same program. The defaults are the
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
+import threading
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..exercises.progress import add_check_command
 from .launch import (
     SMALL_STEP_MACS,
     auto_threads,
@@ -55,6 +57,11 @@ MODEL_OPTIONS = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m transformer_course`` (every option has a help text)."""
+    # Imported here, not at the top: the exercises import torch (seconds), and main() must be
+    # inside its Ctrl-C handling before anything slow starts.
+    from ..exercises.grading import add_grade_command
+    from ..exercises.progress import add_check_command
+
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course",
         description="Train the course's tiny GPT, generate text with it, or table your exercises.",
@@ -64,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(commands)
     _add_generate(commands)
     add_check_command(commands)
+    add_grade_command(commands)
     for sub in (parser, *commands.choices.values()):
         sub.add_argument(
             "--debug",
@@ -355,6 +363,21 @@ def command_check(args: argparse.Namespace) -> int:
     return print_progress(args.folder, run=args.run)
 
 
+def command_grade(args: argparse.Namespace) -> int:
+    """``grade``: run and grade a class's notebooks (exercises.grading; README "For teachers")."""
+    from ..exercises.grading import grade_class
+
+    grade_class(
+        args.submissions,
+        args.out,
+        course=args.course,
+        feedback=args.feedback,
+        gradescope=args.gradescope,
+        timeout=args.timeout,
+    )
+    return 0
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the input or the environment is wrong", not "the code is"."""
     from ..tokenizer import EncodingUnavailableError
@@ -367,30 +390,69 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _interrupted_message(args: argparse.Namespace | None) -> str:
+    """What an interrupt that got through (a second Ctrl-C, or one outside the training loop)
+    leaves behind: the checkpoint on disk and its step, read back, and how to go on."""
+    if args is None:
+        return "interrupted while starting, before anything was trained or saved"
+    if args.command != "train":
+        return "interrupted"
+    path = Path(args.train_config.checkpoint_path)
+    again = "run the same command to resume" if args.train_config.resume else "run it again"
+    if not path.is_file():
+        return f"interrupted before the first checkpoint was written: nothing is saved at {path}; {again}"
+    try:
+        from ..checkpoint import read_checkpoint
+
+        step = f"step {read_checkpoint(path).get('step', '?')}"
+    except Exception:  # noqa: BLE001 - the message must get out whatever the file holds
+        step = "unreadable"
+    return (
+        f"interrupted; nothing more was saved: the last checkpoint, {path} ({step} of "
+        f"{args.train_config.steps}), is intact — {again}"
+    )
+
+
+@contextlib.contextmanager
+def _no_interrupts():
+    """Ignore Ctrl-C inside the ``with`` (the closing message must get out), then restore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m transformer_course`` and of the ``transformer-course`` script.
 
     Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr), 128 + N when
-    signal N stopped training (after saving). ``--debug`` re-raises errors with their traceback.
+    signal N stopped training (after saving), 130 when a Ctrl-C got through at any other moment
+    (while starting, a second Ctrl-C during a save, after training): then one line says what the
+    checkpoint on disk holds and how to go on. ``--debug`` re-raises errors with their traceback.
     """
-    args = parse_args(argv)
-    debug = getattr(args, "debug", False)
-    command = {"train": command_train, "generate": command_generate, "check": command_check}[
-        args.command
-    ]
+    args = None
     try:
+        # Inside the try: parsing imports torch (seconds), a window a Ctrl-C often lands in.
+        args = parse_args(argv)
+        command = {
+            "train": command_train,
+            "generate": command_generate,
+            "check": command_check,
+            "grade": command_grade,
+        }[args.command]
         return command(args)
     except KeyboardInterrupt:
-        if debug:
-            raise
-        print(
-            "error: stopped at once by a second interrupt, without saving; the last checkpoint "
-            f"({getattr(args, 'checkpoint_path', None) or DEFAULT_CHECKPOINT}) is intact — run the same command to resume",
-            file=sys.stderr,
-        )
+        with _no_interrupts():
+            if getattr(args, "debug", False):
+                raise
+            print(f"\n{_interrupted_message(args)}", file=sys.stderr, flush=True)
         return 130
     except _user_errors() as exc:
-        if debug:
+        if getattr(args, "debug", False):
             raise
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2

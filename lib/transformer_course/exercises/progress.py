@@ -10,6 +10,11 @@ cells in the learner's own notebooks and tables the verdicts:
   that the table reflects the code as it is now. The learner's files are not modified.
 
 Shown in 00_setup; on the command line: ``python -m transformer_course check notebooks/ [--run]``.
+
+In Colab the notebooks, and with them their verdicts, vanish when the session ends unless the
+learner saves copies to Drive. :func:`export_progress` keeps the table in a small JSON file the
+learner owns (downloaded to their computer in Colab), and :func:`import_progress` brings it back in
+a new session, where it fills in every exercise the fresh notebooks have not judged yet.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import inspect
 import json
 import pkgutil
 import re
+import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +43,8 @@ STATUSES = {
     "💡": "hint shown",
 }
 NOT_RUN = "not run"
+#: The columns of the progress table.
+PROGRESS_COLUMNS = ["notebook", "exercise", "kind", "status"]
 RAISED = "error"
 _CHECK_CALL = re.compile(r"^(?!\s*#)\s*(?:print\()?\s*(check_\w+)\(", re.MULTILINE)
 
@@ -48,6 +57,9 @@ class ExerciseStatus:
     exercise: str
     kind: str  # "build" (the learner writes a function) or "question"
     status: str
+    #: What the cell printed (the checker's own message) and the error it raised, if any;
+    #: shown in a teacher's per-student feedback (``exercises.grading``), not in the table.
+    feedback: str = ""
 
 
 def all_checkers() -> list[tuple[str, Callable[..., Any]]]:
@@ -91,6 +103,14 @@ def _output_texts(cell: dict[str, Any]) -> tuple[list[str], bool]:
     return texts, raised
 
 
+def _error_lines(cell: dict[str, Any]) -> list[str]:
+    return [
+        f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+
+
 def _verdicts(texts: Iterable[str]) -> list[str]:
     found = []
     for text in texts:
@@ -120,11 +140,12 @@ def notebook_exercises(
             continue
         texts, raised = _output_texts(cell)
         verdicts = _verdicts(texts)
+        feedback = "\n".join(text.strip() for text in texts + _error_lines(cell) if text.strip())
         for index, call in enumerate(calls):
             unjudged = RAISED if raised else NOT_RUN
             status = verdicts[index] if index < len(verdicts) else unjudged
             kind = "build" if call in build_names else "question"
-            rows.append(ExerciseStatus(name, call, kind, status))
+            rows.append(ExerciseStatus(name, call, kind, status, feedback))
     return rows
 
 
@@ -169,9 +190,7 @@ def course_progress(
     for path in paths:
         notebook = _execute(path, timeout) if run else json.loads(path.read_text(encoding="utf-8"))
         rows.extend(notebook_exercises(notebook, path.stem, names))
-    return pd.DataFrame(
-        [row.__dict__ for row in rows], columns=["notebook", "exercise", "kind", "status"]
-    )
+    return pd.DataFrame([row.__dict__ for row in rows], columns=PROGRESS_COLUMNS)
 
 
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
@@ -215,3 +234,115 @@ def print_progress(folder: str | Path = "notebooks", *, run: bool = False) -> in
     passed = int((progress["status"] == "passed").sum())
     print(f"\n{passed} of {len(progress)} exercises pass.")
     return 0 if passed == len(progress) else 1
+
+
+#: The marker and version of the file :func:`export_progress` writes.
+PROGRESS_FORMAT = "transformer_course.progress/1"
+PROGRESS_FILE = "course_progress.json"
+#: Statuses that say nothing about the learner's work: a saved verdict replaces them.
+_UNJUDGED = {NOT_RUN, STATUSES["✏️"]}
+
+
+def _colab_files():
+    """``google.colab.files`` inside Colab, else None (the module exists only there)."""
+    if "google.colab" not in sys.modules:
+        return None
+    try:
+        from google.colab import files
+    except ImportError:
+        return None
+    return files
+
+
+def export_progress(
+    path: str | Path = PROGRESS_FILE,
+    progress: pd.DataFrame | None = None,
+    *,
+    folder: str | Path = ".",
+) -> Path:
+    """Write the progress table (``progress``, else :func:`course_progress` of ``folder``) to the
+    JSON file ``path`` and return its path; in Colab the file is also downloaded to the learner's
+    computer, since Colab deletes it with the session (00_setup)."""
+    import pandas as pd
+
+    if progress is None:
+        progress = course_progress(folder)
+    if not isinstance(progress, pd.DataFrame) or list(progress.columns) != PROGRESS_COLUMNS:
+        raise ValueError(
+            f"progress must be course_progress()'s table with columns {PROGRESS_COLUMNS}, "
+            f"got {type(progress).__name__}"
+        )
+    from .. import __version__
+
+    path = Path(path)
+    payload = {
+        "format": PROGRESS_FORMAT,
+        "course_version": __version__,
+        "exercises": progress.to_dict(orient="records"),
+    }
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    files = _colab_files()
+    if files is not None:
+        files.download(str(path))
+    return path
+
+
+def _read_saved(text: str, source: str) -> pd.DataFrame:
+    import pandas as pd
+
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{source} is not a progress file: it is not JSON ({error})") from None
+    if not isinstance(payload, dict) or payload.get("format") != PROGRESS_FORMAT:
+        raise ValueError(
+            f"{source} is not a progress file written by export_progress() "
+            f"(no '{PROGRESS_FORMAT}' marker)"
+        )
+    rows = payload.get("exercises")
+    if not isinstance(rows, list) or not all(
+        isinstance(row, dict) and set(row) == set(PROGRESS_COLUMNS) for row in rows
+    ):
+        raise ValueError(
+            f"{source} is damaged: 'exercises' must be a list of rows with {PROGRESS_COLUMNS}"
+        )
+    return pd.DataFrame(rows, columns=PROGRESS_COLUMNS)
+
+
+def import_progress(
+    path: str | Path | None = None, *, current: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The progress table saved by :func:`export_progress` in ``path`` (in Colab, ``None`` asks
+    the learner to upload the file). With ``current`` (what :func:`course_progress` reads now),
+    the result is ``current`` with every exercise it has not judged (not run, not answered)
+    taken from the saved file: the verdicts of this session win over the saved ones (00_setup)."""
+    if path is None:
+        files = _colab_files()
+        if files is None:
+            raise ValueError(
+                "pass the path of the progress file (import_progress('course_progress.json')); "
+                "only Colab can ask you to upload it"
+            )
+        uploaded = files.upload()
+        if not uploaded:
+            raise ValueError(
+                "no file was uploaded; run the cell again and choose your progress file"
+            )
+        name, data = next(iter(uploaded.items()))
+        saved = _read_saved(data.decode("utf-8"), name)
+    else:
+        saved = _read_saved(Path(path).read_text(encoding="utf-8"), str(path))
+    if current is None:
+        return saved
+    # A checker may be called twice in one notebook: match the n-th call with the n-th call.
+    saved_statuses: dict[tuple[str, str], list[str]] = {}
+    for row in saved.itertuples():
+        saved_statuses.setdefault((row.notebook, row.exercise), []).append(row.status)
+    merged, seen = current.copy(), Counter()
+    for index, row in merged.iterrows():
+        key = (row["notebook"], row["exercise"])
+        statuses, n = saved_statuses.get(key, []), seen[key]
+        seen[key] += 1
+        if row["status"] in _UNJUDGED and n < len(statuses):
+            merged.at[index, "status"] = statuses[n]
+    return merged

@@ -1,0 +1,138 @@
+"""Ctrl-C at any moment of ``python -m transformer_course train`` ends with one line that says
+what is saved and how to go on, exit status 130 or 128 + 2, never a traceback or a silent death
+by the signal (exit status -2).
+
+The moments: while Python imports the course and torch (the real command, signalled 0.3 s after
+it starts); twice in a row while a checkpoint is being written (the second Ctrl-C stops at once);
+and after training returned, while the run is closing. The last two run the real command line
+in a child whose ``save_checkpoint`` or ``train`` is wrapped to signal itself at that moment, so
+the moment is exact, not a matter of timing. (The single Ctrl-C between steps is
+``tests/test_interrupt.py``.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import torch
+
+TEXT = "The customer explains the need, and the salesperson asks a question about it. " * 40
+ARGS = ["--d-model", "16", "--n-heads", "2", "--n-layers", "1", "--context-length", "8",
+        "--batch-size", "4", "--eval-interval", "0", "--checkpoint-seconds", "0",
+        "--no-progress", "--device", "cpu"]  # fmt: skip
+REPO = Path(__file__).resolve().parents[1]
+
+# The child signals itself at the moment its first argument names, then runs the command line.
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import transformer_course._train_run as run
+    import transformer_course.train as training
+    from transformer_course.__main__ import main
+
+    moment = sys.argv[1]
+    real_save, real_train, saves = run.save_checkpoint, training.train, []
+
+    def save_checkpoint(*args, **kwargs):
+        saves.append(1)
+        if moment == "second save" and len(saves) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # stop after this step…
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)  # …no, at once: lands inside the write
+            time.sleep(1)
+        return real_save(*args, **kwargs)
+
+    def train(*args, **kwargs):
+        history = real_train(*args, **kwargs)
+        if moment == "after training":
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        return history
+
+    run.save_checkpoint, training.train = save_checkpoint, train
+    sys.exit(main(sys.argv[2:]))
+    """
+)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "lib"), env.get("PYTHONPATH")]))
+    return env
+
+
+def _train_argv(tmp_path: Path, steps: int, interval: int) -> list[str]:
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    return ["train", "--text", str(text), *ARGS, "--steps", str(steps)] + [
+        "--checkpoint-interval", str(interval), "--checkpoint", str(tmp_path / "gpt.pt")
+    ]  # fmt: skip
+
+
+def _saved_step(tmp_path: Path) -> int:
+    return torch.load(tmp_path / "gpt.pt", weights_only=True)["step"]
+
+
+def test_ctrl_c_while_starting(tmp_path):
+    child = subprocess.Popen(
+        [sys.executable, "-m", "transformer_course", *_train_argv(tmp_path, 20, 0)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+    )
+    time.sleep(0.3)  # Python is up; the course and torch are being imported
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 130, (child.returncode, out, err)
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] in {
+        "interrupted while starting, before anything was trained or saved",
+        f"interrupted before the first checkpoint was written: nothing is saved at "
+        f"{tmp_path / 'gpt.pt'}; run the same command to resume",
+    }, err
+    assert not (tmp_path / "gpt.pt").exists()
+
+
+def _run_child(tmp_path: Path, moment: str, argv: list[str]) -> tuple[int, str, str]:
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, moment, *argv],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=tmp_path,
+        timeout=180,
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_second_ctrl_c_inside_a_checkpoint_write_keeps_the_previous_one(tmp_path):
+    # A save every 5 steps: the second save (step 10) is the one interrupted.
+    code, out, err = _run_child(tmp_path, "second save", _train_argv(tmp_path, 20, 5))
+    assert code == 130, (code, out, err)
+    assert "Traceback" not in err
+    assert "SIGINT: stopping after this step" in err
+    assert _saved_step(tmp_path) == 5, "the checkpoint of step 5 survives the interrupted write"
+    assert err.strip().splitlines()[-1] == (
+        "interrupted; nothing more was saved: the last checkpoint, "
+        f"{tmp_path / 'gpt.pt'} (step 5 of 20), is intact — run the same command to resume"
+    )
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_after_training_says_what_is_saved(tmp_path):
+    code, out, err = _run_child(tmp_path, "after training", _train_argv(tmp_path, 12, 0))
+    assert code == 130, (code, out, err)
+    assert "Traceback" not in err
+    assert _saved_step(tmp_path) == 12
+    assert err.strip().splitlines()[-1] == (
+        "interrupted; nothing more was saved: the last checkpoint, "
+        f"{tmp_path / 'gpt.pt'} (step 12 of 12), is intact — run the same command to resume"
+    )
