@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = textwrap.dedent(
     """
     import os, signal, sys, time
-    import transformer_course._train_run as run
+    import transformer_course.train.run as run
     import transformer_course.train as training
     from transformer_course.__main__ import main
 

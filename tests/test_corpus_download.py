@@ -5,7 +5,7 @@ the course's dataset: the dataset's info, its file list, and the file. The file 
 whole, cut short (a short body with a matching length: the server sent the wrong file), as a
 404, or with its connection cut after 100 kB. Each download runs in a child process with its own
 empty Hugging Face cache and data folder, and every connection except loopback refused
-(``transformer_course.offline``). Expected: the whole file arrives; or a clear error that says
+(``transformer_course.exercises.grading.offline``). Expected: the whole file arrives; or a clear error that says
 what happened and what to do, and nothing in the data folder, not even a temporary file. A short
 file must not stick in ``datasets``' cache either: the next run against a good server works.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course import offline
 from transformer_course.corpus_source import CORPUS_DATASET, CORPUS_FILENAME, CORPUS_SHA256
+from transformer_course.exercises.grading import offline
 
 REPO = Path(__file__).resolve().parents[1]
 COMMIT = "a" * 40

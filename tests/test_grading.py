@@ -18,9 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from transformer_course import offline
 from transformer_course.__main__ import main
-from transformer_course.exercises.grading import edited_checks
+from transformer_course.exercises.grading import edited_checks, offline
 from transformer_course.exercises.progress import checker_names
 from transformer_course.exercises.solutions import scale as solutions
 

@@ -7,7 +7,7 @@ sits beside the notebook). The wheel is built from a copy of the project files, 
 whose only other path is this environment's site-packages (a ``.pth`` line, which does not
 process the editable install's own ``.pth``), so ``transformer_course`` can only come from the
 wheel. The venv's ``sitecustomize.py`` is the course's network guard
-(``transformer_course.offline``), which also logs every refused attempt: a fetch that a library
+(``transformer_course.exercises.grading.offline``), which also logs every refused attempt: a fetch that a library
 caught and recovered from still fails the test.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course import offline
+from transformer_course.exercises.grading import offline
 
 REPO = Path(__file__).resolve().parents[1]
 #: What building the wheel needs from the project (pyproject's readme is README.md).
@@ -44,7 +44,7 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("project")
     for name in PROJECT_FILES:
         shutil.copy(REPO / name, source / name)
-    # symlinks=True keeps transformer_course/GLOSSARY.md a link, as in the repository.
+    # symlinks=True keeps transformer_course/glossary/GLOSSARY.md a link, as in the repository.
     shutil.copytree(
         REPO / "lib",
         source / "lib",
@@ -98,7 +98,7 @@ def _blocked(tmp_path: Path) -> str:
 
 def test_the_wheel_holds_the_glossary_file_not_the_link(wheel):
     with zipfile.ZipFile(wheel) as archive:
-        text = archive.read("transformer_course/GLOSSARY.md").decode("utf-8")
+        text = archive.read("transformer_course/glossary/GLOSSARY.md").decode("utf-8")
     assert text == (REPO / "GLOSSARY.md").read_text(encoding="utf-8")
 
 
@@ -119,7 +119,7 @@ def test_glossary_and_diagrams_from_the_wheel_offline(offline_venv, tmp_path):
     code = (
         "import json, transformer_course\n"
         "from transformer_course import diagrams, glossary\n"
-        "from transformer_course.diagrams_base import render\n"
+        "from transformer_course.diagrams.base import render\n"
         "table = glossary.glossary_table()\n"
         "pngs = {name: len(render(draw(), 'png')) for name, draw in diagrams.all_diagrams().items()}\n"
         "shown = diagrams.show('gpt_overview')\n"

@@ -10,7 +10,7 @@ installed before (what Colab preloads must survive the install: an upgrade force
 
 ``notebooks`` runs every ``notebooks/NN_*.ipynb`` in a kernel of this environment, each copy
 alone in a fresh folder as in Colab (no clone beside it), with every outside connection refused
-(``transformer_course.offline``), and prints each notebook's time. Outputs are not compared
+(``transformer_course.exercises.grading.offline``), and prints each notebook's time. Outputs are not compared
 (that is nbval's job in ``make test``): a notebook passes when no cell raises.
 """
 
@@ -102,7 +102,7 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    from transformer_course import offline
+    from transformer_course.exercises.grading import offline
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="colab-nb-") as folder:

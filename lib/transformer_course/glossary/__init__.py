@@ -1,7 +1,7 @@
 """The course's bilingual glossary, parsed from the one source ``GLOSSARY.md`` (00_setup).
 
-The one file is ``GLOSSARY.md`` at the top of the repository. ``transformer_course/GLOSSARY.md``
-is a symbolic link to it, declared as package data in ``pyproject.toml``, so a wheel (what
+The one file is ``GLOSSARY.md`` at the top of the repository.
+``transformer_course/glossary/GLOSSARY.md`` is a symbolic link to it, declared as package data in ``pyproject.toml``, so a wheel (what
 Colab's ``%pip install`` builds) carries a copy of the glossary of the library it installs:
 nothing is fetched at run time. In a checkout the top-level file is read directly, which also
 covers a Windows checkout where git wrote the link as a plain text file.
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-GLOSSARY_FILE = Path(__file__).resolve().parents[2] / "GLOSSARY.md"
+GLOSSARY_FILE = Path(__file__).resolve().parents[3] / "GLOSSARY.md"
 #: The copy inside the installed package (the link in a checkout, a real file in a wheel).
 PACKAGED_GLOSSARY = Path(__file__).resolve().parent / "GLOSSARY.md"
 HEADER = ("English", "中文", "first in", "note")

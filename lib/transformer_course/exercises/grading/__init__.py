@@ -6,7 +6,7 @@ student (``SUBMISSIONS/<student>/*.ipynb``, the notebooks named as the course na
 - runs each notebook of each student top to bottom in a kernel of its own (a separate process,
   nbclient), on a copy, with every stored output cleared first (a verdict counts only if this run
   prints it), a time limit per cell, and every connection except loopback refused
-  (:mod:`transformer_course.offline`);
+  (:mod:`transformer_course.exercises.grading.offline`);
 - reads the checkers' verdicts exactly as the learner's progress table does
   (:func:`progress.notebook_exercises`) and writes a CSV gradebook: one row per student, one
   column per exercise of the course (``NN_topic:check_name``) holding ``passed``, ``failed`` or
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import offline
-from .progress import _CHECK_CALL, ExerciseStatus, checker_names, notebook_exercises
+from ..progress import _CHECK_CALL, ExerciseStatus, checker_names, notebook_exercises
+from . import offline
 
 #: What a gradebook cell says, from each status of the progress table.
 GRADE_OF_STATUS = {

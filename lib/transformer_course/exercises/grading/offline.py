@@ -8,7 +8,7 @@ raises ``OfflineError`` (a ``ConnectionRefusedError``) and, when
 ``$TRANSFORMER_COURSE_BLOCKED_LOG`` names a file, is appended to it, so a caller also sees
 attempts that a library caught and recovered from.
 
-The guard lives in ``_offline_guard.py``, standard library only: importing it guards this
+The guard lives in ``guard.py`` beside this module, standard library only: importing it guards this
 process, and :func:`write_sitecustomize` copies it as a ``sitecustomize.py``, which Python
 imports at start when its folder is on ``PYTHONPATH`` (kernels and other child processes). It
 guards against accidents (a fetch the course did not mean to make, a student's ``urlopen``); it
@@ -22,10 +22,10 @@ import shutil
 from pathlib import Path
 
 #: The environment variable naming a file where every refused connection is appended (the
-#: guard reads it; kept equal to ``_offline_guard.BLOCKED_LOG_ENV_VAR`` by a test).
+#: guard reads it; kept equal to ``guard.BLOCKED_LOG_ENV_VAR`` by a test).
 BLOCKED_LOG_ENV_VAR = "TRANSFORMER_COURSE_BLOCKED_LOG"
 #: The guard's source. Not imported here: importing it would take this process offline.
-GUARD_FILE = Path(__file__).with_name("_offline_guard.py")
+GUARD_FILE = Path(__file__).with_name("guard.py")
 
 
 def write_sitecustomize(folder: str | os.PathLike) -> Path:

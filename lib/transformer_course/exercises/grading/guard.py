@@ -2,7 +2,7 @@
 
 Self-contained (standard library only), because ``offline.write_sitecustomize`` copies this very
 file as a ``sitecustomize.py`` into child processes, where the course may not be importable.
-See ``transformer_course.offline`` for why and where.
+See ``transformer_course.exercises.grading.offline`` for why and where.
 """
 
 import ipaddress
