@@ -1,17 +1,20 @@
 """Count the code lines a reader follows on the GPT's training forward path (GPT.forward -> loss).
 
-    python tools/forward_path.py            # per-function table and the total
+    python tools/forward_path.py            # per-function table and the totals
 
-The count is measured, not estimated: one forward pass with targets (the loss) of the default
-:class:`~transformer_course.model.GPTConfig` GPT in train mode runs under :func:`sys.settrace`,
-and every line executed inside ``lib/transformer_course`` is recorded. A line counts once, however
-often it runs (eight blocks run the block's lines eight times; a reader reads them once).
+Measured, not estimated: one forward pass with targets (so the loss is computed) of a
+:class:`~transformer_course.model.GPT` with the default :class:`GPTConfig` in train mode runs
+under :func:`sys.settrace`, which records every function entered and every line executed inside
+``lib/transformer_course``.
 
-What counts as a code line: each executed statement counts with every physical line it spans
-(a call broken over four lines is four lines to read); a compound statement (``if``, ``for``,
-``with``) counts its header only, its body counts through its own executed statements. Blank
-lines, comment lines and docstrings never count; ``def`` lines do not either (the table names
-the function). A branch that did not run does not count: the path is what this forward pass ran.
+Two counts per function, both in code lines (no blank lines, comment lines or docstrings):
+
+* ``read`` — the whole function, signature included: what a reader has to read to follow the
+  call, branches that did not run included. The total is the path's length (issue 25 and the
+  code review count it this way: 263 code lines in 21 functions before the rewrite).
+* ``run`` — the lines that ran: every executed statement with all the physical lines it spans
+  (a compound statement, ``if``/``for``/``with``, its header only). A line counts once, however
+  often it ran (eight blocks run the block's lines eight times; a reader reads them once).
 """
 
 from __future__ import annotations
@@ -29,63 +32,38 @@ LIB = Path(__file__).resolve().parent.parent / "lib"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
+import transformer_course  # noqa: E402
 from transformer_course.model import GPT, GPTConfig  # noqa: E402
 
-PACKAGE = LIB / "transformer_course"
+PACKAGE = Path(transformer_course.__file__).resolve().parent  # the package actually imported
 VOCAB_SIZE = 65  # a character-level vocabulary; the count does not depend on it
 
 
 @dataclass(frozen=True)
-class PathCount:
-    """Code lines per function (``module:Qualified.name``) and their total."""
+class FunctionCount:
+    read: int  # code lines of the whole function, signature included
+    run: int  # code lines of the statements that ran
 
-    per_function: dict[str, int]
+
+@dataclass(frozen=True)
+class PathCount:
+    """Code lines per function (``module:Qualified.name``) on the path, and their totals."""
+
+    per_function: dict[str, FunctionCount]
 
     @property
-    def total(self) -> int:
-        return sum(self.per_function.values())
+    def read(self) -> int:
+        return sum(c.read for c in self.per_function.values())
+
+    @property
+    def run(self) -> int:
+        return sum(c.run for c in self.per_function.values())
 
 
-def _statement_lines(source: str) -> dict[int, list[int]]:
-    """For every line that starts or belongs to a statement: the lines a reader reads for that
-    statement (its whole span for a simple statement, its header for a compound one)."""
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    spans: dict[int, tuple[int, range]] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef | ast.ClassDef):
-            continue
-        end = node.end_lineno
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-            end = body[0].lineno - 1  # the header only
-        code = range(node.lineno, end + 1)
-        for line in code:
-            # The innermost statement wins (walk visits outer statements first).
-            spans[line] = (node.lineno, code)
-    return {
-        line: [n for n in code if lines[n - 1].strip() and not lines[n - 1].strip().startswith("#")]
-        for line, (_, code) in spans.items()
-    }
-
-
-def _docstring_lines(source: str) -> set[int]:
-    lines: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            doc = node.body[0] if node.body else None
-            if (
-                isinstance(doc, ast.Expr)
-                and isinstance(doc.value, ast.Constant)
-                and isinstance(doc.value.value, str)
-            ):
-                lines.update(range(doc.lineno, doc.end_lineno + 1))
-    return lines
-
-
-def trace_forward(config: GPTConfig | None = None, seed: int = 0) -> dict[str, dict[int, str]]:
-    """Run one training forward pass with targets under a tracer; return, per file in the
-    package, the executed line numbers mapped to the qualified name of their function."""
+def trace_forward(config: GPTConfig | None = None, seed: int = 0) -> dict[str, dict[int, set[int]]]:
+    """Run one training forward pass with targets under a tracer. Returns, per source file of
+    the package, the line where each entered function's code starts (``co_firstlineno``)
+    mapped to the line numbers executed in it."""
     config = config or GPTConfig(vocab_size=VOCAB_SIZE)
     torch.manual_seed(seed)
     model = GPT(config).train()
@@ -94,50 +72,106 @@ def trace_forward(config: GPTConfig | None = None, seed: int = 0) -> dict[str, d
     idx = torch.randint(0, config.vocab_size, shape, generator=generator)  # (B, T)
     targets = torch.randint(0, config.vocab_size, shape, generator=generator)  # (B, T)
     prefix = str(PACKAGE) + os.sep
-    seen: dict[str, dict[int, str]] = defaultdict(dict)
+    seen: dict[str, dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
 
     def local(frame, event, arg):
         if event == "line":
-            seen[frame.f_code.co_filename][frame.f_lineno] = frame.f_code.co_qualname
+            code = frame.f_code
+            seen[code.co_filename][code.co_firstlineno].add(frame.f_lineno)
         return local
 
     def on_call(frame, event, arg):
-        if frame.f_code.co_filename.startswith(prefix):
-            return local
-        return None
+        code = frame.f_code
+        if not code.co_filename.startswith(prefix):
+            return None
+        seen[code.co_filename][code.co_firstlineno]  # entered, even if no line event follows
+        return local
 
+    previous = sys.gettrace()  # e.g. a coverage tool's, restored afterwards
     sys.settrace(on_call)
     try:
         _, loss = model(idx, targets)  # (B, T) -> (B, T, V), ()
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
     if loss is None:
         raise RuntimeError("the traced forward pass returned no loss")
     return seen
 
 
+class _Source:
+    """One module's source: its functions, statements, and which lines are code."""
+
+    def __init__(self, path: Path) -> None:
+        text = path.read_text(encoding="utf-8")
+        self.lines = text.splitlines()
+        tree = ast.parse(text)
+        self.docstrings: set[int] = set()
+        self.functions: dict[int, tuple[str, ast.AST]] = {}  # first line (decorators) -> function
+        self.statements: dict[int, range] = {}  # a line -> the lines its statement makes one read
+        self._walk(tree, "")
+
+    def _walk(self, node: ast.AST, prefix: str) -> None:
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            doc = body[0].value
+            if isinstance(doc, ast.Constant) and isinstance(doc.value, str):
+                self.docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = prefix + child.name
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    self.functions[first] = (name, child)
+                self._walk(child, name + ".")
+                continue
+            if isinstance(child, ast.stmt):
+                end = child.end_lineno
+                inner = getattr(child, "body", None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    end = inner[0].lineno - 1  # a compound statement: its header
+                for line in range(child.lineno, end + 1):
+                    self.statements[line] = range(child.lineno, end + 1)
+            self._walk(child, prefix)
+
+    def code_lines(self, lines) -> set[int]:
+        """The lines among ``lines`` that hold code (not blank, not a comment, not a docstring)."""
+        return {
+            n
+            for n in lines
+            if n not in self.docstrings
+            and self.lines[n - 1].strip()
+            and not self.lines[n - 1].strip().startswith("#")
+        }
+
+
 def count_forward_path(config: GPTConfig | None = None) -> PathCount:
     """The code lines on the training forward path, per function (see the module docstring)."""
-    per_function: dict[str, set[int]] = defaultdict(set)
-    for filename, executed in trace_forward(config).items():
-        source = Path(filename).read_text(encoding="utf-8")
-        statements = _statement_lines(source)
-        docstrings = _docstring_lines(source)
+    per_function: dict[str, FunctionCount] = {}
+    for filename, functions in trace_forward(config).items():
+        source = _Source(Path(filename))
         module = Path(filename).relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
-        for line, qualname in executed.items():
-            if line in docstrings or line not in statements:
-                continue
-            per_function[f"{module}:{qualname}"].update(statements[line])
-    return PathCount({name: len(lines) for name, lines in per_function.items()})
+        for first, executed in functions.items():
+            if first not in source.functions:
+                continue  # a comprehension's or a lambda's code: counted with its function
+            name, node = source.functions[first]
+            whole = source.code_lines(range(node.lineno, node.end_lineno + 1))
+            ran: set[int] = set()
+            for line in executed:
+                ran |= source.code_lines(source.statements.get(line, ()))
+            per_function[f"{module}:{name}"] = FunctionCount(len(whole), len(ran & whole))
+    return PathCount(per_function)
 
 
 def main() -> int:
     counts = count_forward_path()
     width = max(len(name) for name in counts.per_function)
-    print(f"{'function':<{width}}  lines")
-    for name, n in sorted(counts.per_function.items()):
-        print(f"{name:<{width}}  {n:5d}")
-    print(f"{'total':<{width}}  {counts.total:5d}  in {len(counts.per_function)} functions")
+    print(f"{'function':<{width}}   read    run")
+    for name, c in sorted(counts.per_function.items()):
+        print(f"{name:<{width}}  {c.read:5d}  {c.run:5d}")
+    print(
+        f"{'total':<{width}}  {counts.read:5d}  {counts.run:5d}"
+        f"   in {len(counts.per_function)} functions"
+    )
     return 0
 
 
