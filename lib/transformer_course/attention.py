@@ -285,8 +285,9 @@ class MultiHeadAttention(nn.Module):
         source = x if context is None else context  # (B, L, C) what the keys and values read
         B, T, C = x.shape
         past = 0 if cache is None else cache.length  # P, tokens cached before these
-        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)  # (B, H, T, D)
-        # (B, L, C) -> (B, L, Hkv, D) -> (B, Hkv, L, D)
+        # (B, T, C) -> (B, T, H, D) -> (B, H, T, D): head h gets features h·D … (h+1)·D − 1
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        # (B, L, C) -> (B, L, Hkv, D) -> (B, Hkv, L, D), keys and values alike
         k = self.k_proj(source).view(B, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(source).view(B, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
         if self.rope:  # at absolute positions P, P + 1, …, so cached keys keep their angle
