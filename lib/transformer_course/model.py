@@ -165,9 +165,9 @@ class GPT(nn.Module):
         new tokens together may not exceed ``context_length``.
         """
         start = 0 if cache is None and not start_pos else self._cache_position(cache, start_pos)
-        idx = self._check_ids("idx", idx, start)
+        idx = self._check_ids("idx", idx, start)  # (B, T) token ids
         if targets is not None:
-            targets = self._check_ids("targets", targets, like=idx)
+            targets = self._check_ids("targets", targets, like=idx)  # (B, T) the next tokens
         x = self.embed(idx, start)  # (B, T) -> (B, T, C)
         for i, block in enumerate(self.blocks):
             x = block(x, cache=None if cache is None else cache[i])  # (B, T, C) -> (B, T, C)
