@@ -53,6 +53,29 @@ def test_causal_mask_rejects_non_positive_sizes(bad):
         attention.causal_mask(2.0)
 
 
+def test_causal_mask_after_cached_tokens_is_the_last_rows_of_the_full_mask():
+    full = attention.causal_mask(7)  # (7, 7)
+    torch.testing.assert_close(attention.causal_mask(3, S=7, offset=4), full[4:])  # (3, 7)
+    torch.testing.assert_close(attention.causal_mask(3, offset=4), full[4:])  # S = T + offset
+    assert attention.causal_mask(2, "cpu").shape == (2, 2)  # API.md: causal_mask(T, device=None)
+    with pytest.raises(ValueError, match="offset"):
+        attention.causal_mask(3, offset=-1)
+
+
+def test_the_causal_mask_is_built_only_when_it_is_used(monkeypatch):
+    built = []
+    real = attention.causal_mask
+    monkeypatch.setattr(attention, "causal_mask", lambda *a, **k: built.append(a) or real(*a, **k))
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4).eval()
+    x = torch.randn(2, 5, 16)  # (B, T, C)
+    fused = mha(x, causal=True)  # the fused kernel's is_causal: no mask tensor
+    assert built == []
+    by_hand, _ = mha(x, causal=True, return_weights=True)  # by hand: the learner's mask of 06
+    assert len(built) == 1
+    torch.testing.assert_close(fused, by_hand, **TOL)
+
+
 def test_padding_mask_broadcasts_over_heads_and_queries():
     valid = torch.tensor([[True, True, False], [True, False, False]])
     mask = attention.padding_mask(valid)

@@ -68,7 +68,7 @@ def test_step_logits_agree_within_and_past_the_context_window(tiny_gpt, name, pr
         for t in range(prompt_length, 21):  # past 12 tokens the cache is dropped, honestly
             torch.testing.assert_close(cached(idx[:, :t]), plain(idx[:, :t]), atol=1e-5, rtol=0)
             if t <= 12:
-                assert cached.cache is not None and cached.cached == t
+                assert cached.cache is not None and cached.cache[0].length == t
     assert cached.cache is None  # fell back to recomputing the cropped window
 
 
@@ -183,13 +183,18 @@ def test_encoder_decoder_cached_decoding_matches():
     torch.testing.assert_close(scores, plain_scores, atol=1e-5, rtol=0)
 
 
-def test_encoder_decoder_cross_keys_are_computed_once():
+def test_encoder_decoder_caches_only_the_self_attention():
     model = small_seq2seq()
     src = torch.randint(3, 20, (2, 6), generator=torch.Generator().manual_seed(7))  # (B, S)
     calls = []
     model.decoder[0].cross_attn.k_proj.register_forward_hook(lambda m, i, o: calls.append(1))
-    model.greedy_decode(src, max_new_tokens=6)
-    assert len(calls) == 1
+    out = model.greedy_decode(src, max_new_tokens=6)  # (B, 1 + n)
+    assert len(calls) == out.shape[1] - 1  # the memory's keys are recomputed at every step
+    cache = model.new_cache()
+    assert len(cache) == len(model.decoder) and all(isinstance(c, KVCache) for c in cache)
+    attn = model.decoder[0].cross_attn
+    with pytest.raises(ValueError, match="self-attention only"):
+        attn(torch.zeros(1, 2, 64), context=torch.zeros(1, 3, 64), cache=KVCache())
 
 
 def test_crop_and_decode_step_times(tiny_gpt):

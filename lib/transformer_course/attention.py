@@ -42,13 +42,20 @@ def _check_tensor(name: str, value: object, min_dim: int) -> torch.Tensor:
     return check.tensor(name, value, min_dim, floating=True)
 
 
-def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
+def causal_mask(
+    T: int, device: torch.device | str | None = None, *, S: int | None = None, offset: int = 0
+) -> torch.Tensor:
     """The decoder's mask [T, T] (06_mask): True where query i may attend to key j, i.e. j ≤ i.
 
     The lower triangle (diagonal included) is True; the upper triangle — the future — is False.
+    With a KV cache (12_generation) the T queries follow ``offset`` cached tokens and see
+    ``S`` keys (default T + offset): query i sits at position offset + i and sees keys
+    0 … offset + i, so the mask is [T, S].
     """
     check.integer("T", T)
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
+    check.integer("offset", offset, 0)
+    S = T + offset if S is None else check.integer("S", S)
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=offset)  # (T, S)
 
 
 def padding_mask(valid: torch.Tensor) -> torch.Tensor:
@@ -249,6 +256,9 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias)  # (C -> Hkv·D)
         self.v_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias)  # (C -> Hkv·D)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # (H·D -> C)
+        # A direct call checks its inputs; a GPT turns this off in its layers, whose inputs
+        # come from the model itself after GPT.forward has checked the token ids.
+        self.check_inputs = True
 
     def extra_repr(self) -> str:
         extra = f", rope_base={self.rope_base}" if self.rope else ""
@@ -257,141 +267,87 @@ class MultiHeadAttention(nn.Module):
             f"dropout={self.dropout}, rope={self.rope}{extra}"
         )
 
-    def _check_inputs(self, x: object, context: object) -> torch.Tensor:
-        x = _check_tensor("x", x, 3)
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape [B, T, {self.d_model}], got {tuple(x.shape)}")
-        if context is None:
-            return x
-        context = _check_tensor("context", context, 3)
-        if (
-            context.dim() != 3
-            or context.shape[-1] != self.d_model
-            or context.shape[0] != x.shape[0]
-        ):
-            raise ValueError(
-                f"context must have shape [B, S, {self.d_model}] with the same B as x {tuple(x.shape)}, "
-                f"got {tuple(context.shape)}"
-            )
-        return context
-
-    def forward(
-        self,
-        x: torch.Tensor,
-        context: torch.Tensor | None = None,
-        mask: torch.Tensor | None = None,
-        causal: bool = False,
-        return_weights: bool = False,
-        cache: KVCache | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x, context=None, mask=None, causal=False, return_weights=False, cache=None):
         """Attend from ``x`` [B, T, C] to itself, or to ``context`` [B, S, C] (cross-attention).
 
         ``mask``: boolean, broadcastable to [B, H, T, S], True = may attend.
         ``causal=True`` adds the causal mask (needs S == T). Returns ``out`` [B, T, C],
         or ``(out, weights [B, H, T, S])`` with ``return_weights=True`` (weights before dropout).
         Without weights the fused :func:`torch.nn.functional.scaled_dot_product_attention`
-        does the work; with them, :func:`scaled_dot_product_attention` (by hand) does.
+        does the work; with them, :func:`attention_weights` (by hand) does.
 
-        ``cache`` (a :class:`~.kv_cache.KVCache`, 12_generation): in self-attention ``x`` holds
-        only the new tokens, at absolute positions P … P + T − 1 where P = ``cache.length``;
-        their keys and values are appended and the queries attend to all P + T keys (RoPE
-        rotates at the absolute positions; ``causal`` hides only the new tokens' future). In
-        cross-attention the keys and values of ``context`` are computed on the first call and
-        reused on the next ones (pass the same ``context`` again).
+        ``cache`` (a :class:`~.kv_cache.KVCache`, 12_generation; self-attention only): ``x``
+        holds only the new tokens, at positions P … P + T − 1 where P = ``cache.length``; their
+        keys and values are appended and the queries attend to all P + T keys (RoPE rotates at
+        the absolute positions; ``causal`` hides only the new tokens' future).
         """
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
-        reuse = cache is not None and cache.length > 0 and context is not None
-        source = self._check_inputs(x, None if reuse else context)
-        B, T, _ = x.shape
-        past = 0 if cache is None or reuse or context is not None else cache.length  # P
-        S = cache.length if reuse else past + source.shape[1]
-        if mask is not None:
-            mask = _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
-        mask, only_causal = self._with_causal(mask, causal, T, S, past, x.device)
-        q = self._rotated(self._split(self.q_proj(x), self.n_heads), past)  # (B, H, T, D)
-        if reuse:
-            k, v = cache.keys, cache.values  # (B, Hkv, S, D) computed once per source
-        else:
-            k, v = self._keys_values(source, past, cache)  # (B, Hkv, S, D) each
-        if self.n_kv_heads != self.n_heads:
-            # Query heads g·r … g·r + r − 1 share K/V head g (r = n_heads // n_kv_heads).
-            repeat = self.n_heads // self.n_kv_heads
-            k = k.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
-            v = v.repeat_interleave(repeat, dim=1)  # (B, Hkv, S, D) -> (B, H, S, D)
-        heads, weights = self._heads(q, k, v, mask, only_causal, return_weights)  # (B, H, T, D)
-        # (B, H, T, D) -> (B, T, C)
-        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, self.d_model))
+        if self.check_inputs:  # a direct call; inside a GPT, GPT.forward has checked the ids
+            self._check_inputs(x, context, mask, causal, cache)
+        source = x if context is None else context  # (B, L, C) what the keys and values read
+        B, T, C = x.shape
+        past = 0 if cache is None else cache.length  # P, tokens cached before these
+        # (B, T, C) -> (B, T, H, D) -> (B, H, T, D): head h gets features h·D … (h+1)·D − 1
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim).transpose(1, 2)
+        # (B, L, C) -> (B, L, Hkv, D) -> (B, Hkv, L, D), keys and values alike
+        k = self.k_proj(source).view(B, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(source).view(B, -1, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        if self.rope:  # at absolute positions P, P + 1, …, so cached keys keep their angle
+            q = apply_rope(q, torch.arange(past, past + T), self.rope_base)  # (B, H, T, D)
+            # (B, Hkv, L, D); apply_rope moves the positions to the tensor's device
+            k = apply_rope(k, torch.arange(past, past + k.shape[2]), self.rope_base)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, Hkv, S, D) the cached tokens' and the new ones'
+        if self.n_kv_heads != self.n_heads:  # GQA: query heads g·r … g·r + r − 1 share K/V head g
+            # (B, Hkv, S, D) -> (B, H, S, D) each
+            k, v = (t.repeat_interleave(self.n_heads // self.n_kv_heads, dim=1) for t in (k, v))
+        # The fused kernel builds the plain causal mask itself; one new query sees every key.
+        fused_causal = causal and mask is None and past == 0 and not return_weights
+        if causal and not fused_causal and T > 1:
+            future = causal_mask(T, x.device, S=k.shape[2], offset=past)  # (T, S), 06_mask
+            mask = future if mask is None else mask & future  # (..., T, S)
+        if return_weights:  # by hand, as 05–08 build it
+            weights = attention_weights(q, k, mask=mask)  # (B, H, T, S)
+            # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D), dropout on the weights in training
+            heads = F.dropout(weights, self.dropout, self.training) @ v
+        else:  # PyTorch's fused kernel: the same numbers, faster
+            weights = None
+            dropout_p = self.dropout if self.training else 0.0
+            # (B, H, T, D); the arguments after v: attn_mask, dropout_p, is_causal
+            heads = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, fused_causal)
+            if mask is not None:  # older PyTorch gives NaN for a query with no key; ours gives 0
+                heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
+        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, C))  # (B, H, T, D) -> (B, T, C)
         return (out, weights) if return_weights else out
 
-    @staticmethod
-    def _with_causal(
-        mask: torch.Tensor | None, causal: bool, T: int, S: int, past: int, device: torch.device
-    ) -> tuple[torch.Tensor | None, bool]:
-        """``mask`` combined with the causal mask when ``causal``; also whether the result is
-        the plain causal mask (which the fused kernel builds itself)."""
-        if not causal:
-            return mask, False
-        if T + past != S:
+    def _check_inputs(self, x, context, mask, causal, cache) -> None:
+        """The clear errors of a direct call (a GPT's layers skip them: see ``check_inputs``)."""
+        if cache is not None and not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
+        if cache is not None and context is not None:
+            raise ValueError(
+                "cache is for self-attention only: cross-attention recomputes the keys and "
+                "values of context (pass cache=None with context)"
+            )
+        x = _check_tensor("x", x, 3)
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must have shape [B, T, {self.d_model}], got {tuple(x.shape)}")
+        if context is not None:
+            context = _check_tensor("context", context, 3)
+            if (
+                context.dim() != 3
+                or context.shape[-1] != self.d_model
+                or context.shape[0] != x.shape[0]
+            ):
+                raise ValueError(
+                    f"context must have shape [B, S, {self.d_model}] with the same B as x "
+                    f"{tuple(x.shape)}, got {tuple(context.shape)}"
+                )
+        B, T, _ = x.shape
+        past = 0 if cache is None else cache.length
+        S = past + (T if context is None else context.shape[1])
+        if mask is not None:
+            _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
+        if causal and T + past != S:
             raise ValueError(
                 f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys"
             )
-        if T == 1 and past > 0:
-            return mask, False  # one new query after P cached keys sees every key: no mask at all
-        # Query i sits at position P + i and may see keys 0 … P + i.
-        future = torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=past)  # (T, S)
-        if mask is None:
-            return future, past == 0
-        return mask & future, False  # (..., T, S)
-
-    def _split(self, projected: torch.Tensor, n_heads: int) -> torch.Tensor:
-        """(B, L, n_heads · D) -> (B, n_heads, L, D)."""
-        B, L, _ = projected.shape
-        return projected.view(B, L, n_heads, self.head_dim).transpose(1, 2)
-
-    def _rotated(self, heads: torch.Tensor, start: int) -> torch.Tensor:
-        """With RoPE, ``heads`` [B, H, L, D] rotated at positions start … start + L − 1."""
-        if not self.rope:
-            return heads
-        positions = torch.arange(start, start + heads.shape[2], device=heads.device)  # (L,)
-        return apply_rope(heads, positions, base=self.rope_base)  # (B, H, L, D)
-
-    def _keys_values(
-        self, source: torch.Tensor, past: int, cache: KVCache | None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Keys and values of ``source`` [B, L, C] at positions past … past + L − 1, appended to
-        ``cache`` when there is one: [B, Hkv, S, D] each."""
-        # (B, L, C) -> (B, Hkv, L, D); keys rotated at their absolute positions, so cached
-        # keys keep their own angle.
-        k = self._rotated(self._split(self.k_proj(source), self.n_kv_heads), past)
-        v = self._split(self.v_proj(source), self.n_kv_heads)
-        if cache is not None:
-            k, v = cache.append(k, v)  # (B, Hkv, S, D) the past tokens' and the new ones'
-        return k, v
-
-    def _heads(
-        self,
-        q: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        mask: torch.Tensor | None,
-        only_causal: bool,
-        return_weights: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Every head's output [B, H, T, D] (and, by hand, the weights [B, H, T, S] before dropout)."""
-        dropout_p = self.dropout if self.training else 0.0
-        if return_weights:
-            weights = attention_weights(q, k, mask=mask)  # (B, H, T, S)
-            dropped = F.dropout(weights, p=dropout_p, training=dropout_p > 0)  # (B, H, T, S)
-            return dropped @ v, weights  # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D)
-        if only_causal:
-            # (B, H, T, D)
-            return F.scaled_dot_product_attention(
-                q, k, v, dropout_p=dropout_p, is_causal=True
-            ), None
-        # (B, H, T, D)
-        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        if mask is not None:
-            # Older PyTorch kernels return NaN for a query with no key to look at; ours gives 0.
-            heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
-        return heads, None

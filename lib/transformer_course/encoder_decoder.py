@@ -132,20 +132,18 @@ class DecoderBlock(nn.Module):
         memory: torch.Tensor,
         src_mask: torch.Tensor | None = None,
         return_weights: bool = False,
-        cache: tuple[KVCache, KVCache] | None = None,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """``cache`` = (self-attention cache, cross-attention cache), 12_generation: ``y`` then
-        holds only the new tokens; the cross-attention keys and values of ``memory`` are
-        computed on the first call and reused."""
-        own, cross = (None, None) if cache is None else cache
-        y = self.norm1(y + self.drop(self.self_attn(y, causal=True, cache=own)))  # (B, T, C)
+        """``cache`` (the self-attention's, 12_generation): ``y`` then holds only the new
+        tokens. The cross-attention recomputes the keys and values of ``memory`` every call."""
+        y = self.norm1(y + self.drop(self.self_attn(y, causal=True, cache=cache)))  # (B, T, C)
         if return_weights:
             # (B, T, C), (B, H, T, S)
             crossed, weights = self.cross_attn(
-                y, context=memory, mask=src_mask, return_weights=True, cache=cross
+                y, context=memory, mask=src_mask, return_weights=True
             )
         else:  # the fused kernel: same numbers, faster
-            crossed = self.cross_attn(y, context=memory, mask=src_mask, cache=cross)  # (B, T, C)
+            crossed = self.cross_attn(y, context=memory, mask=src_mask)  # (B, T, C)
         y = self.norm2(y + self.drop(crossed))  # (B, T, C)
         y = self.norm3(y + self.ffn(y))  # (B, T, C)
         return (y, weights) if return_weights else y
@@ -212,28 +210,35 @@ class EncoderDecoder(nn.Module):
         memory: torch.Tensor,
         src: torch.Tensor,
         return_weights: bool = False,
-        cache: list[tuple[KVCache, KVCache]] | None = None,
-        start_pos: int = 0,
+        cache: list[KVCache] | None = None,
+        start_pos: int | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """tgt_in [B, T] + memory [B, S, C] -> logits [B, T, V] (and cross weights [L, B, H, T, S]).
 
         With ``cache`` (from :meth:`new_cache`, 12_generation) ``tgt_in`` holds only the new
-        tokens, at positions ``start_pos`` … (the number already cached)."""
+        tokens, after the ``cache[0].length`` already cached; ``start_pos``, if given, must
+        equal that number."""
         tgt_in = _check_ids("tgt_in", tgt_in, self.config.vocab_size)
         if tgt_in.shape[0] != memory.shape[0]:
             raise ValueError(
                 f"tgt_in and memory must have the same batch size, got {tgt_in.shape[0]} and {memory.shape[0]}"
             )
-        if cache is not None and (
-            len(cache) != len(self.decoder) or any(own.length != start_pos for own, _ in cache)
-        ):
-            raise ValueError(
-                f"cache must come from model.new_cache() and hold start_pos={start_pos} tokens per layer"
-            )
         if cache is None and start_pos:
             raise ValueError("start_pos > 0 needs the cache that holds the earlier tokens")
+        if cache is not None and (
+            len(cache) != len(self.decoder) or not all(isinstance(c, KVCache) for c in cache)
+        ):
+            raise ValueError(
+                "cache must come from model.new_cache(): one KVCache per decoder layer"
+            )
+        start = 0 if cache is None else cache[0].length  # answer tokens already cached
+        if start_pos is not None and start_pos != start:
+            raise ValueError(
+                f"start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
+                "feed each token once, in order"
+            )
         mask = self.source_mask(src)  # (B, 1, 1, S)
-        y = self._embed(self.tgt_embed, tgt_in, "tgt_in", start_pos)  # (B, T, C)
+        y = self._embed(self.tgt_embed, tgt_in, "tgt_in", start)  # (B, T, C)
         maps = []
         for i, block in enumerate(self.decoder):
             layer = None if cache is None else cache[i]
@@ -270,10 +275,10 @@ class EncoderDecoder(nn.Module):
         _, maps = self.decode(tgt_in, memory, src, return_weights=True)  # (L, B, H, T, S)
         return maps
 
-    def new_cache(self) -> list[tuple[KVCache, KVCache]]:
-        """Per decoder layer: an empty self-attention cache and an empty cross-attention cache
-        (the latter is filled once per source), for ``decode(..., cache=...)`` (12_generation)."""
-        return [(KVCache(), KVCache()) for _ in self.decoder]
+    def new_cache(self) -> list[KVCache]:
+        """An empty self-attention cache per decoder layer, for ``decode(..., cache=...)``
+        (12_generation). The cross-attention's keys and values are recomputed each step."""
+        return [KVCache() for _ in self.decoder]
 
     def _never_special(self, logits: torch.Tensor) -> torch.Tensor:
         """An answer never contains ``<pad>`` or ``<bos>``: rule them out. logits [..., V] -> [..., V]."""
@@ -296,8 +301,8 @@ class EncoderDecoder(nn.Module):
         self, src: torch.Tensor, max_new_tokens: int | None = None, use_cache: bool = True
     ) -> torch.Tensor:
         """Pick the most likely next token each step. src [B, S] -> [B, 1 + n]: ``<bos>``, the answer,
-        ``<eos>``, then ``<pad>`` once a row has finished. ``use_cache`` keeps the decoder's keys
-        and values (and the cross-attention's, computed once) so each step runs one token.
+        ``<eos>``, then ``<pad>`` once a row has finished. ``use_cache`` keeps the decoder's
+        self-attention keys and values so each step runs one token.
         The loop is :func:`~.generate.decode_loop`, the GPT's own."""
         steps = self._check_steps(max_new_tokens, src)
         c = self.config
@@ -368,7 +373,6 @@ class _NextAnswerLogits:
     ) -> None:
         self.model, self.src, self.memory = model, src, memory
         self.cache = model.new_cache() if check.boolean("use_cache", use_cache) else None
-        self.cached = 0  # answer tokens whose keys and values are in the cache
 
     def __call__(self, answers: torch.Tensor) -> torch.Tensor:
         """answers [K, t] -> logits [K, V] for the token after each."""
@@ -377,13 +381,11 @@ class _NextAnswerLogits:
         if self.cache is None:
             logits = self.model.decode(answers, memory, src)  # (K, t, V)
         else:
-            new = answers[:, self.cached :]  # (K, t − cached)
-            logits = self.model.decode(new, memory, src, cache=self.cache, start_pos=self.cached)
-            self.cached = t
+            new = answers[:, self.cache[0].length :]  # (K, t − cached) what the cache lacks
+            logits = self.model.decode(new, memory, src, cache=self.cache)  # (K, t − cached, V)
         return self.model._never_special(logits[:, -1])  # (K, V)
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep the cached rows ``index`` [K'] (the kept beams' parents)."""
-        for own, cross in self.cache or []:
-            own.reorder(index)
-            cross.reorder(index)
+        for layer in self.cache or []:
+            layer.reorder(index)

@@ -87,8 +87,10 @@ class _NextLogits:
         check.boolean("use_cache", use_cache)
         self.model = model
         self.limit = _context_length(model)
-        self.cache = model.new_cache() if use_cache and hasattr(model, "new_cache") else None
-        self.cached = 0  # tokens whose keys and values are in the cache
+        # A model without layers has nothing to cache (and no cache to count its tokens).
+        self.cache = (
+            (model.new_cache() or None) if use_cache and hasattr(model, "new_cache") else None
+        )
 
     def __call__(self, idx: torch.Tensor) -> torch.Tensor:
         """idx [B, T] (the whole sequence so far) -> logits [B, V] for the token after it."""
@@ -96,9 +98,8 @@ class _NextLogits:
             self.cache = None  # past the window: recompute on the cropped window from now on
         if self.cache is None:
             return next_token_logits(self.model, idx)  # (B, V)
-        new = idx[:, self.cached :]  # (B, T − cached) only what the cache has not seen
-        logits = self.model(new, cache=self.cache, start_pos=self.cached)[0]  # (B, T', V)
-        self.cached = idx.shape[1]
+        new = idx[:, self.cache[0].length :]  # (B, T − cached) only what the cache has not seen
+        logits = self.model(new, cache=self.cache)[0]  # (B, T', V)
         return logits[:, -1, :].float()  # (B, V)
 
     def reorder(self, index: torch.Tensor) -> None:

@@ -3,9 +3,11 @@
 Without a cache, every new token re-runs the whole context: the keys and values of the
 past tokens are computed again although they never change (a causal model's past does not
 see the future). A cache keeps, for every layer, the keys and values already computed and
-appends the new token's. Like Hugging Face's per-layer caches and the ``start_pos`` of
-Meta's LLaMA reference code, the model keeps ``forward(idx, targets)`` and gains two
-keyword arguments: ``forward(new_ids, cache=cache, start_pos=tokens_already_cached)``.
+appends the new token's. Like Hugging Face's per-layer caches, the model keeps
+``forward(idx, targets)`` and gains one keyword argument, ``forward(new_ids, cache=cache)``;
+the new tokens' positions start at ``cache[0].length``, the number already cached (as
+``DynamicCache.get_seq_length()`` counts them). Meta's LLaMA code preallocates its cache and
+passes that number as ``start_pos``; the model accepts ``start_pos=`` and checks it.
 
 * :class:`KVCache` — one layer's keys and values, [B, Hkv, S, D]: only the ``n_kv_heads``
   K/V heads (grouped-query attention shares them, so they are stored once).
@@ -24,7 +26,7 @@ import torch
 from torch import nn
 
 from . import _checks as check
-from .device import synchronize
+from .device import evaluating, synchronize
 
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
@@ -35,8 +37,8 @@ class KVCache:
 
     ``keys`` and ``values`` are [B, Hkv, S, D] (None while empty): S tokens seen so far, stored
     before the K/V heads are repeated for grouped-query attention and, with RoPE, already
-    rotated at their absolute positions. For a cross-attention layer the cache holds the
-    encoder output's keys and values, computed once per source.
+    rotated at their absolute positions. Self-attention only: a cross-attention layer
+    recomputes the encoder output's keys and values at every step.
     """
 
     keys: torch.Tensor | None = None
@@ -119,12 +121,12 @@ def decode_step_times(
 
     Without the cache a step runs the model on all p + 1 tokens so far; with it, one token
     whose keys and values join the p cached ones (filled beforehand, not timed). ``model`` is
-    a :class:`~.model.GPT` (anything with ``new_cache()`` and ``forward(idx, cache=,
-    start_pos=)``), positions below its ``context_length``. Returns ``{"cached": [...],
+    a :class:`~.model.GPT` (anything with ``new_cache()`` and ``forward(idx, cache=)``),
+    positions below its ``context_length``. Returns ``{"cached": [...],
     "uncached": [...]}``, one number per position. Timings depend on the machine and its load.
     """
     if not hasattr(model, "new_cache"):
-        raise TypeError("model must offer new_cache() and forward(idx, cache=..., start_pos=...)")
+        raise TypeError("model must offer new_cache() and forward(idx, cache=...)")
     check.integer("repeats", repeats)
     limit = model.config.context_length
     if not positions or any(not 0 <= int(p) < limit for p in positions):
@@ -132,21 +134,19 @@ def decode_step_times(
             f"positions must be non-empty, each in 0 … {limit - 1}, got {list(positions)}"
         )
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     generator = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, model.config.vocab_size, (1, max(positions) + 1), generator=generator)
     ids = ids.to(device)  # (1, P + 1)
     times: dict[str, list[float]] = {"cached": [], "uncached": []}
-    try:
+    with evaluating(model):
         for p in positions:
             cache = model.new_cache()
             if p:  # fill the cache with p tokens (untimed)
-                model(ids[:, :p], cache=cache, start_pos=0)
+                model(ids[:, :p], cache=cache)
             rounds: dict[str, list[float]] = {"cached": [], "uncached": []}
             for _ in range(repeats):
                 start = time.perf_counter()
-                model(ids[:, p : p + 1], cache=cache, start_pos=p)  # (1, 1, V) one new token
+                model(ids[:, p : p + 1], cache=cache)  # (1, 1, V) one new token after p cached
                 synchronize(device)
                 rounds["cached"].append(time.perf_counter() - start)
                 for layer in cache:
@@ -157,6 +157,4 @@ def decode_step_times(
                 rounds["uncached"].append(time.perf_counter() - start)
             for name in times:
                 times[name].append(statistics.median(rounds[name]))
-    finally:
-        model.train(was_training)
     return times

@@ -81,29 +81,21 @@ class Block(nn.Module):
         self.norm2 = make_norm(config)
         self.ffn = make_feedforward(config)
 
-    def _attend(
-        self, x: torch.Tensor, return_attention: bool, cache: KVCache | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if return_attention:
-            # (B, T, C), (B, H, T, S)
-            out, weights = self.attn(x, causal=True, return_weights=True, cache=cache)
-            return self.attn_dropout(out), weights
-        return self.attn_dropout(self.attn(x, causal=True, cache=cache)), None  # (B, T, C)
-
-    def forward(
-        self, x: torch.Tensor, return_attention: bool = False, cache: KVCache | None = None
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x, return_attention=False, cache=None):
         """x [B, T, C] -> [B, T, C]; with ``return_attention`` also the weights [B, H, T, T].
 
         With ``cache`` (12_generation) ``x`` holds only the new tokens; their keys and values
         join the cached ones, and the weights are [B, H, T, S] over all S tokens so far."""
+        h = self.norm1(x) if self.pre_norm else x  # (B, T, C) pre-norm: normalise the branch
+        out = self.attn(h, causal=True, return_weights=return_attention, cache=cache)
+        attended, weights = out if return_attention else (out, None)  # (B, T, C), (B, H, T, S)
         if self.pre_norm:
-            attended, weights = self._attend(self.norm1(x), return_attention, cache)  # (B, T, C)
-            x = x + attended  # (B, T, C) the residual path carries x through untouched
+            # (B, T, C) the residual path carries x through untouched
+            x = x + self.attn_dropout(attended)
             x = x + self.ffn(self.norm2(x))  # (B, T, C)
         else:
-            attended, weights = self._attend(x, return_attention, cache)  # (B, T, C)
-            x = self.norm1(x + attended)  # (B, T, C)
+            # (B, T, C) post-norm: normalise the sum
+            x = self.norm1(x + self.attn_dropout(attended))
             x = self.norm2(x + self.ffn(x))  # (B, T, C)
         return (x, weights) if return_attention else x
 
@@ -143,128 +135,66 @@ class GPT(nn.Module):
                 nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * max(config.n_layers, 1)))
         if config.tie_weights:
             self.lm_head.weight = self.token_embedding.weight  # one (V, C) tensor, two uses
+        for layer in self.modules():
+            # GPT.forward checks the token ids; the layers inside only see what the model
+            # computed, so they skip the checks a learner's direct call gets.
+            if hasattr(layer, "check_inputs"):
+                layer.check_inputs = False
 
-    def _init_weights(self, module: nn.Module) -> None:
-        # Small weights (std 0.02, GPT-2) make the untrained logits nearly equal: loss ≈ ln V.
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            # The token table's std depends on embedding_scale (see GPTConfig.embedding_init_std).
-            std = self.config.embedding_init_std if module is self.token_embedding else 0.02
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-
-    def _check_ids(
-        self, name: str, ids: object, like: torch.Tensor | None = None, start_pos: int = 0
-    ) -> torch.Tensor:
-        if like is not None and isinstance(ids, torch.Tensor) and ids.shape != like.shape:
-            raise ValueError(
-                f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
-            )
-        ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
-        length, limit = ids.shape[1], self.config.context_length
-        if start_pos and start_pos + length > limit:
-            raise ValueError(
-                f"{name} has T={length} new tokens after start_pos={start_pos} cached ones, more than "
-                f"the model's context_length {limit}; past the window, recompute on the last "
-                "context_length tokens without a cache (generate.generate does)"
-            )
-        if length > limit:
-            raise ValueError(
-                f"{name} has T={length} tokens but the model's context_length is {limit}; keep the "
-                f"last {limit} (generate.generate crops for you)"
-            )
-        return ids
-
-    def embed(self, idx: torch.Tensor, start_pos: int = 0) -> torch.Tensor:
-        """Token embeddings (× √d_model with ``embedding_scale="sqrt_d_model"``) plus positions
-        (nothing added for RoPE, which acts inside attention, or for ``positional="none"``):
-        idx [B, T] -> [B, T, C]. ``start_pos`` (12_generation) is the absolute position of
-        the first token, for tokens that continue a cached sequence."""
-        T = idx.shape[1]
-        x = self.token_embedding(idx)  # (B, T) -> (B, T, C)
-        if self.config.embedding_scale == "sqrt_d_model":
-            x = x * self.config.embedding_multiplier  # (B, T, C) × √C: tokens at the table's scale
-        if self.config.positional == "sinusoidal":
-            # (B, T, C) + (T, C) -> (B, T, C)
-            x = x + self.positional_table[start_pos : start_pos + T]
-        elif self.config.positional == "learned":
-            x = x + self.position_embedding.weight[start_pos : start_pos + T]  # (B, T, C) + (T, C)
-        return self.dropout(x)  # (B, T, C)
-
-    def _blocks_forward(
-        self,
-        idx: torch.Tensor,
-        return_attention: bool,
-        cache: list[KVCache] | None = None,
-        start_pos: int = 0,
-    ):
-        x = self.embed(idx, start_pos)  # (B, T) -> (B, T, C)
-        maps = []
-        for i, block in enumerate(self.blocks):
-            layer_cache = None if cache is None else cache[i]
-            if return_attention:
-                # (B, T, C), (B, H, T, S)
-                x, weights = block(x, return_attention=True, cache=layer_cache)
-                maps.append(weights)
-            else:
-                x = block(x, cache=layer_cache)  # (B, T, C) -> (B, T, C)
-        return self.final_norm(x), maps  # (B, T, C)
-
-    def new_cache(self) -> list[KVCache]:
-        """An empty :class:`~.kv_cache.KVCache` per block, for ``forward(..., cache=...)`` (12_generation)."""
-        return new_cache(len(self.blocks))
-
-    def _check_cache(self, cache: object, start_pos: object) -> None:
-        check.integer("start_pos", start_pos, 0)
-        if cache is None:
-            if start_pos:
-                raise ValueError(
-                    "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
-                )
-            return
-        if not isinstance(cache, list) or len(cache) != len(self.blocks):
-            raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
-        for c in cache:
-            if not isinstance(c, KVCache):
-                raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
-            if c.length != start_pos:
-                raise ValueError(
-                    f"start_pos ({start_pos}) must equal the number of cached tokens ({c.length}): "
-                    "feed each token once, in order"
-                )
-
-    def forward(
-        self,
-        idx: torch.Tensor,
-        targets: torch.Tensor | None = None,
-        *,
-        cache: list[KVCache] | None = None,
-        start_pos: int = 0,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(self, idx, targets=None, *, cache=None, start_pos=None):
         """idx [B, T] (T ≤ context_length) -> (logits [B, T, V], loss or None).
 
         With ``targets`` [B, T] the loss is the cross-entropy averaged over all B·T
         positions: −log p(target) under softmax(logits).
 
         With ``cache`` (from :meth:`new_cache`, 12_generation) ``idx`` holds only the new
-        tokens, at positions ``start_pos`` … ``start_pos + T − 1`` (``start_pos`` = tokens
-        already cached); every block appends their keys and values to its cache, in place.
-        ``start_pos + T`` may not exceed ``context_length``.
+        tokens; they continue the ``cache[0].length`` tokens already cached (as Hugging Face's
+        ``DynamicCache`` counts them), and every block appends their keys and values to its
+        cache, in place. ``start_pos``, if given, must equal that number. The cached and the
+        new tokens together may not exceed ``context_length``.
         """
-        self._check_cache(cache, start_pos)
-        idx = self._check_ids("idx", idx, start_pos=start_pos)
+        start = 0 if cache is None and not start_pos else self._cache_position(cache, start_pos)
+        idx = self._check_ids("idx", idx, start)  # (B, T) token ids
         if targets is not None:
-            targets = self._check_ids("targets", targets, like=idx)
-        x, _ = self._blocks_forward(
-            idx, return_attention=False, cache=cache, start_pos=start_pos
-        )  # (B, T, C)
-        logits = self.lm_head(x)  # (B, T, C) -> (B, T, V)
-        if targets is None:
-            return logits, None
-        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())  # (B·T, V), (B·T,) -> ()
+            targets = self._check_ids("targets", targets, like=idx)  # (B, T) the next tokens
+        x = self.embed(idx, start)  # (B, T) -> (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x = block(x, cache=None if cache is None else cache[i])  # (B, T, C) -> (B, T, C)
+        logits = self.lm_head(self.final_norm(x))  # (B, T, C) -> (B, T, V)
+        # (B·T, V), (B·T,) -> (): the mean cross-entropy
+        loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
+
+    def embed(self, idx: torch.Tensor, start_pos: int = 0) -> torch.Tensor:
+        """Token embeddings (× √d_model with ``embedding_scale="sqrt_d_model"``) plus positions
+        (nothing added for RoPE, which acts inside attention, or for ``positional="none"``):
+        idx [B, T] -> [B, T, C]. ``start_pos`` (12_generation) is the absolute position of
+        the first token, for tokens that continue a cached sequence."""
+        # (B, T) -> (B, T, C), × √C with embedding_scale="sqrt_d_model" (the table's scale), else × 1
+        x = self.token_embedding(idx) * self.config.embedding_multiplier
+        # (B, T, C) + (T, C) -> (B, T, C): the rows of the T tokens' absolute positions
+        if self.config.positional == "sinusoidal":
+            x = x + self.positional_table[start_pos : start_pos + idx.shape[1]]
+        elif self.config.positional == "learned":
+            x = x + self.position_embedding.weight[start_pos : start_pos + idx.shape[1]]
+        return self.dropout(x)  # (B, T, C)
+
+    def _blocks_forward(self, idx: torch.Tensor, return_attention: bool):
+        """The final norm's output [B, T, C] and, with ``return_attention``, every block's
+        attention weights (by hand) [B, H, T, T]; ``forward`` is the same without the weights."""
+        x = self.embed(idx)  # (B, T) -> (B, T, C)
+        maps = []
+        for block in self.blocks:
+            if return_attention:
+                x, weights = block(x, return_attention=True)  # (B, T, C), (B, H, T, T)
+                maps.append(weights)
+            else:
+                x = block(x)  # (B, T, C) -> (B, T, C)
+        return self.final_norm(x), maps  # (B, T, C)
+
+    def new_cache(self) -> list[KVCache]:
+        """An empty :class:`~.kv_cache.KVCache` per block, for ``forward(..., cache=...)`` (12_generation)."""
+        return new_cache(len(self.blocks))
 
     @torch.no_grad()
     def attention_maps(self, idx: torch.Tensor) -> torch.Tensor:
@@ -284,6 +214,54 @@ class GPT(nn.Module):
     def num_parameters(self) -> int:
         """Trainable parameters, each shared tensor (tied weights) counted once."""
         return sum(p.numel() for p in self.parameters())
+
+    def _init_weights(self, module: nn.Module) -> None:
+        # Small weights (std 0.02, GPT-2) make the untrained logits nearly equal: loss ≈ ln V.
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            # The token table's std depends on embedding_scale (see GPTConfig.embedding_init_std).
+            std = self.config.embedding_init_std if module is self.token_embedding else 0.02
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+
+    def _check_ids(self, name: str, ids: object, start: int = 0, like=None) -> torch.Tensor:
+        if like is not None and isinstance(ids, torch.Tensor) and ids.shape != like.shape:
+            raise ValueError(
+                f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
+            )
+        ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
+        if start + ids.shape[1] > self.config.context_length:
+            after = f" after start_pos={start} cached ones" if start else ""
+            raise ValueError(
+                f"{name} has T={ids.shape[1]} tokens{after} but the model's context_length is "
+                f"{self.config.context_length}: keep the last ones (generate.generate crops for you)"
+            )
+        return ids
+
+    def _cache_position(self, cache: object, start_pos: object) -> int:
+        """How many tokens ``cache`` holds (``cache[0].length``), checked against an explicit
+        ``start_pos`` (12_generation passes it: the number of tokens already cached)."""
+        if start_pos is not None:
+            check.integer("start_pos", start_pos, 0)
+        if cache is None:
+            raise ValueError(
+                "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
+            )
+        if (
+            not isinstance(cache, list)
+            or len(cache) != len(self.blocks)
+            or not all(isinstance(c, KVCache) for c in cache)
+        ):
+            raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
+        cached = cache[0].length if cache else start_pos or 0
+        if start_pos is not None and start_pos != cached:
+            raise ValueError(
+                f"start_pos ({start_pos}) must equal the number of cached tokens ({cached}): "
+                "feed each token once, in order"
+            )
+        return cached
 
 
 def parameter_counts(model: GPT) -> dict[str, int]:

@@ -60,9 +60,11 @@ class LayerNorm(nn.Module):
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))  # (C,) gain γ, starts as "no change"
         self.bias = nn.Parameter(torch.zeros(d))  # (C,) shift β
+        self.check_inputs = True  # a GPT turns it off in its layers (GPT.forward checks the ids)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(x, self.d, "LayerNorm")
+        if self.check_inputs:
+            _check_input(x, self.d, "LayerNorm")
         # The fused kernel computes exactly :func:`layer_norm` (the tests check it) in one pass
         # instead of five; the GPT calls this 17 times per forward, so it matters for speed.
         return F.layer_norm(x, (self.d,), self.weight, self.bias, self.eps)  # (..., C)
@@ -84,9 +86,11 @@ class RMSNorm(nn.Module):
         _check_dims(d, eps)
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))  # (C,) gain γ
+        self.check_inputs = True  # a GPT turns it off in its layers (GPT.forward checks the ids)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(x, self.d, "RMSNorm")
+        if self.check_inputs:
+            _check_input(x, self.d, "RMSNorm")
         if hasattr(F, "rms_norm"):  # fused kernel, the same numbers as :func:`rms_norm`
             return F.rms_norm(x, (self.d,), self.weight, self.eps)  # (..., C)
         return rms_norm(x, self.weight, self.eps)  # (..., C)
