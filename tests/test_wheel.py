@@ -91,6 +91,13 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def _python_offline(venv: Path, tmp_path: Path, code: str, timeout: int = 120):
+    """``code`` run by the offline venv's Python with the guard on, in ``tmp_path`` (not the
+    checkout: nothing beside the process to read)."""
+    command = [str(venv / "bin" / "python"), "-c", code]
+    return _run(command, env=_offline_env(tmp_path), cwd=tmp_path, timeout=timeout)
+
+
 def _blocked(tmp_path: Path) -> str:
     log = tmp_path / "blocked.log"
     return log.read_text(encoding="utf-8") if log.exists() else ""
@@ -110,7 +117,7 @@ def test_the_guard_refuses_outside_connections_and_logs_them(offline_venv, tmp_p
         "except OSError as error:\n"
         "    print('refused:', error)\n"
     )
-    result = _run([str(offline_venv / "bin" / "python"), "-c", code], env=_offline_env(tmp_path))
+    result = _python_offline(offline_venv, tmp_path, code)
     assert "network access is blocked here" in result.stdout
     assert "192.0.2.1" in _blocked(tmp_path)
 
@@ -126,11 +133,7 @@ def test_glossary_and_diagrams_from_the_wheel_offline(offline_venv, tmp_path):
         "print(json.dumps({'file': transformer_course.__file__, 'terms': len(table),\n"
         "                  'pngs': pngs, 'shown': len(shown.data)}))\n"
     )
-    result = _run(
-        [str(offline_venv / "bin" / "python"), "-c", code],
-        env=_offline_env(tmp_path),
-        cwd=tmp_path,  # not the checkout: nothing beside the process to read
-    )
+    result = _python_offline(offline_venv, tmp_path, code)
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert Path(report["file"]).is_relative_to(offline_venv), report["file"]
     expected_terms = (REPO / "GLOSSARY.md").read_text(encoding="utf-8").count("\n|") - 2
@@ -156,12 +159,7 @@ def test_00_setup_runs_from_the_wheel_offline(offline_venv, tmp_path):
         "print('code cells run:', sum(c.cell_type == 'code' for c in nb.cells), 'errors:', len(errors))\n"
         "print('kernel:', nb.cells[-1].outputs[0]['text'])\n"
     )
-    result = _run(
-        [str(offline_venv / "bin" / "python"), "-c", runner],
-        env=_offline_env(tmp_path),
-        cwd=tmp_path,
-        timeout=300,
-    )
+    result = _python_offline(offline_venv, tmp_path, runner, timeout=300)
     assert "errors: 0" in result.stdout, result.stdout
     executable, library = result.stdout.split("kernel:")[1].split()
     assert Path(executable).parent == offline_venv / "bin", executable

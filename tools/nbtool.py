@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
-from transformer_course.notebook import colab_install_command  # noqa: E402
+from transformer_course.notebook import clear_outputs, colab_install_command  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
 from course_sections import check_folding, fold, split_headings  # noqa: E402
@@ -112,9 +112,7 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
     # the stored outputs are computed exactly as nbval recomputes them on any x86-64 machine.
     for name, value in reproducible_cpu_environment().items():
         os.environ.setdefault(name, value)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+    clear_outputs(nb)
     client = NotebookClient(
         nb,
         timeout=timeout,

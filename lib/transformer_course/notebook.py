@@ -132,3 +132,11 @@ def environment_checks():
     import pandas as pd
 
     return pd.DataFrame(_package_rows() + _data_rows())
+
+
+def clear_outputs(notebook) -> None:
+    """Empty every code cell's outputs and execution count of an nbformat ``notebook``, in place:
+    what a fresh kernel starts from (``tools/nbtool.py`` runs, a teacher's ``grade``)."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None

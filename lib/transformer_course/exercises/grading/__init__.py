@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...notebook import clear_outputs
 from ..progress import _CHECK_CALL, ExerciseStatus, checker_names, notebook_exercises
 from . import offline
 
@@ -156,9 +157,7 @@ def run_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
     notebook = nbformat.read(path, as_version=4)
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+    clear_outputs(notebook)
     client = NotebookClient(
         notebook,
         timeout=timeout,
