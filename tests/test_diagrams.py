@@ -199,7 +199,7 @@ def test_query_row_numbers_are_the_librarys():
     from torch import nn
 
     from transformer_course import attention, embedding
-    from transformer_course.diagrams.attention import query_row
+    from transformer_course.diagrams.query_row import query_row
 
     state = torch.random.get_rng_state()
     row = query_row(query=3, head=0, n_keys=6)
@@ -221,7 +221,7 @@ def test_query_row_numbers_are_the_librarys():
 
 def test_query_row_grows_stage_by_stage():
     """Each notebook's stage shows its own row and every earlier stage's numbers, none later."""
-    from transformer_course.diagrams.attention import (
+    from transformer_course.diagrams.query_row import (
         QUERY_ROW_STAGES,
         _number,
         query_row,
@@ -254,6 +254,6 @@ def test_query_row_grows_stage_by_stage():
 
 
 def test_query_row_is_deterministic():
-    from transformer_course.diagrams.attention import query_row_steps
+    from transformer_course.diagrams.query_row import query_row_steps
 
     assert render(query_row_steps("softmax"), "png") == render(query_row_steps("softmax"), "png")

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import sys
-import threading
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -34,8 +32,11 @@ from .launch import (
     choose_threads,
     distributed_setup,
     interrupt_status,
+    interrupted_message,
+    no_interrupts,
 )
 from .options import HelpFormatter, add_config_options, number, whole_number
+from .teaching import command_check, command_grade
 
 __all__ = ["SMALL_STEP_MACS", "auto_threads", "build_parser", "main", "parse_args"]
 
@@ -356,28 +357,6 @@ def _undertrained_note(saved: dict, vocab_size: int) -> str | None:
     )
 
 
-def command_check(args: argparse.Namespace) -> int:
-    """``check``: the progress table of exercises.progress (00_setup shows the same)."""
-    from ..exercises.progress import print_progress
-
-    return print_progress(args.folder, run=args.run)
-
-
-def command_grade(args: argparse.Namespace) -> int:
-    """``grade``: run and grade a class's notebooks (exercises.grading; README "For teachers")."""
-    from ..exercises.grading import grade_class
-
-    grade_class(
-        args.submissions,
-        args.out,
-        course=args.course,
-        feedback=args.feedback,
-        gradescope=args.gradescope,
-        timeout=args.timeout,
-    )
-    return 0
-
-
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the input or the environment is wrong", not "the code is"."""
     from ..tokenizer import EncodingUnavailableError
@@ -388,42 +367,6 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _interrupted_message(args: argparse.Namespace | None) -> str:
-    """What an interrupt that got through (a second Ctrl-C, or one outside the training loop)
-    leaves behind: the checkpoint on disk and its step, read back, and how to go on."""
-    if args is None:
-        return "interrupted while starting, before anything was trained or saved"
-    if args.command != "train":
-        return "interrupted"
-    path = Path(args.train_config.checkpoint_path)
-    again = "run the same command to resume" if args.train_config.resume else "run it again"
-    if not path.is_file():
-        return f"interrupted before the first checkpoint was written: nothing is saved at {path}; {again}"
-    try:
-        from ..checkpoint import read_checkpoint
-
-        step = f"step {read_checkpoint(path).get('step', '?')}"
-    except Exception:  # noqa: BLE001 - the message must get out whatever the file holds
-        step = "unreadable"
-    return (
-        f"interrupted; nothing more was saved: the last checkpoint, {path} ({step} of "
-        f"{args.train_config.steps}), is intact — {again}"
-    )
-
-
-@contextlib.contextmanager
-def _no_interrupts():
-    """Ignore Ctrl-C inside the ``with`` (the closing message must get out), then restore it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -446,10 +389,10 @@ def main(argv: list[str] | None = None) -> int:
         }[args.command]
         return command(args)
     except KeyboardInterrupt:
-        with _no_interrupts():
+        with no_interrupts():
             if getattr(args, "debug", False):
                 raise
-            print(f"\n{_interrupted_message(args)}", file=sys.stderr, flush=True)
+            print(f"\n{interrupted_message(args)}", file=sys.stderr, flush=True)
         return 130
     except _user_errors() as exc:
         if getattr(args, "debug", False):

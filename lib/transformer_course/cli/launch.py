@@ -2,12 +2,17 @@
 
 Joining the processes ``torchrun`` starts (:func:`distributed_setup`), choosing the torch thread
 count (:func:`auto_threads`, measured in benchmarks/bench_threads.py), refusing an unwritable
-checkpoint folder before any training, and the exit status of a run stopped by a signal.
+checkpoint folder before any training, the exit status of a run stopped by a signal, and what
+an interrupt that got through says (:func:`interrupted_message`, printed under
+:func:`no_interrupts`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 from pathlib import Path
 
 #: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
@@ -126,7 +131,41 @@ def check_writable(checkpoint: Path) -> None:
 
 def interrupt_status(name: str) -> int:
     """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
-    import signal
-
     number = getattr(signal, name, None) if name.startswith("SIG") else None
     return 128 + int(number) if number is not None else 130
+
+
+def interrupted_message(args) -> str:
+    """What an interrupt that got through (a second Ctrl-C, or one outside the training loop)
+    leaves behind: the checkpoint on disk and its step, read back, and how to go on."""
+    if args is None:
+        return "interrupted while starting, before anything was trained or saved"
+    if args.command != "train":
+        return "interrupted"
+    path = Path(args.train_config.checkpoint_path)
+    again = "run the same command to resume" if args.train_config.resume else "run it again"
+    if not path.is_file():
+        return f"interrupted before the first checkpoint was written: nothing is saved at {path}; {again}"
+    try:
+        from ..checkpoint import read_checkpoint
+
+        step = f"step {read_checkpoint(path).get('step', '?')}"
+    except Exception:  # noqa: BLE001 - the message must get out whatever the file holds
+        step = "unreadable"
+    return (
+        f"interrupted; nothing more was saved: the last checkpoint, {path} ({step} of "
+        f"{args.train_config.steps}), is intact — {again}"
+    )
+
+
+@contextlib.contextmanager
+def no_interrupts():
+    """Ignore Ctrl-C inside the ``with`` (the closing message must get out), then restore it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -46,12 +46,14 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .attention import attention_formula, multi_head_attention_steps, query_row_steps
+from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .gpt import gpt_overview as draw_gpt_overview
-from .gpt import roadmap_strip, training_loop
+from .gpt import training_loop
 from .numbers import COURSE, NOTEBOOKS, CourseNumbers
+from .query_row import query_row_steps
+from .roadmap import roadmap_strip
 
 __all__ = [
     "COURSE",

@@ -292,30 +292,11 @@ def check_your_gpt_trains(
     from 1e-2, clip 1), then score the whole ``val_ids`` [N] and continue ``prompt`` [P]
     greedily. ``train_ids`` [N] are token ids below ``vocab_size``; ``decode`` turns ids into
     text. Passes when the validation loss fell by more than one nat."""
-    if unanswered(answer):
-        return report(False, "", "paste your MyGPT class, then run the cell again.", answered=False)
-    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
-        return report(False, "", f"pass your class itself, MyGPT, got a {type(answer).__name__}.")
-    if unanswered(training_step):
-        return report(
-            False, "", "paste your one_training_step, then run the cell again.", answered=False
-        )
-    if not callable(training_step) or isinstance(training_step, type):
-        return report(
-            False,
-            "",
-            f"pass your function one_training_step itself, got a {type(training_step).__name__}.",
-        )
-    if (
-        train_ids is None
-        or val_ids is None
-        or vocab_size is None
-        or decode is None
-        or prompt is None
-    ):
-        return report(
-            False, "", "pass train_ids, val_ids, vocab_size, decode and prompt as the cell does."
-        )
+    problem = _training_arguments_problem(
+        answer, training_step, (train_ids, val_ids, vocab_size, decode, prompt)
+    )
+    if problem is not None:
+        return problem
     T = 16
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
@@ -336,22 +317,16 @@ def check_your_gpt_trains(
                 "MyGPT is still the stub: paste your class from notebook 10.",
                 answered=False,
             )
-        optimizer = make_optimizer(model, lr=1e-2, weight_decay=0.1)
-        generator = torch.Generator().manual_seed(0)
         try:
             before = evaluate(model, val_ids, T)
-            model.train()
-            for step in range(steps):
-                x, y = data.get_batch(train_ids, 16, T, generator=generator)  # (B, T) each
-                lr = lr_at(step, steps=steps, lr=1e-2, warmup=20, min_lr=None)
-                loss = training_step(model, optimizer, x, y, lr, 1.0)
-                if loss is None:
-                    return report(
-                        False,
-                        "",
-                        "one_training_step still returns None: paste your step.",
-                        answered=step > 0,
-                    )
+            stopped_at = _train_with_your_step(model, training_step, train_ids, steps, T)
+            if stopped_at is not None:
+                return report(
+                    False,
+                    "",
+                    "one_training_step still returns None: paste your step.",
+                    answered=stopped_at > 0,
+                )
             after = evaluate(model, val_ids, T)
             model.eval()
             written = decode(_greedy(model, torch.as_tensor(prompt), 20, T).tolist())
@@ -364,3 +339,44 @@ def check_your_gpt_trains(
     if after < before - 1.0:
         return report(True, result, "")
     return report(False, "", f"{result} The loss should fall by more than a nat in {steps} steps.")
+
+
+def _training_arguments_problem(
+    answer: object, training_step: object, data_arguments: tuple
+) -> Feedback | None:
+    """The verdict for a class, a step or data the cell did not pass as it should; else None."""
+    if unanswered(answer):
+        return report(False, "", "paste your MyGPT class, then run the cell again.", answered=False)
+    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
+        return report(False, "", f"pass your class itself, MyGPT, got a {type(answer).__name__}.")
+    if unanswered(training_step):
+        return report(
+            False, "", "paste your one_training_step, then run the cell again.", answered=False
+        )
+    if not callable(training_step) or isinstance(training_step, type):
+        return report(
+            False,
+            "",
+            f"pass your function one_training_step itself, got a {type(training_step).__name__}.",
+        )
+    if any(argument is None for argument in data_arguments):
+        return report(
+            False, "", "pass train_ids, val_ids, vocab_size, decode and prompt as the cell does."
+        )
+    return None
+
+
+def _train_with_your_step(
+    model: nn.Module, training_step: Callable[..., float], train_ids, steps: int, T: int
+) -> int | None:
+    """``steps`` steps of the learner's ``training_step`` on batches of 16 windows of ``T``
+    tokens (warm-up 20, cosine from 1e-2, clip 1); the step at which it returned None, if any."""
+    optimizer = make_optimizer(model, lr=1e-2, weight_decay=0.1)
+    generator = torch.Generator().manual_seed(0)
+    model.train()
+    for step in range(steps):
+        x, y = data.get_batch(train_ids, 16, T, generator=generator)  # (B, T) each
+        lr = lr_at(step, steps=steps, lr=1e-2, warmup=20, min_lr=None)
+        if training_step(model, optimizer, x, y, lr, 1.0) is None:
+            return step
+    return None
