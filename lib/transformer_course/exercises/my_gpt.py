@@ -300,23 +300,9 @@ def check_your_gpt_trains(
     T = 16
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        try:
-            model = answer(
-                vocab_size=vocab_size, context_length=T, d_model=32, n_heads=2, n_layers=2
-            )
-        except Exception as error:
-            return report(
-                False,
-                "",
-                f"MyGPT(vocab_size={vocab_size}, …) raised {type(error).__name__}: {error}",
-            )
-        if _is_stub(model, torch.zeros(1, 1, dtype=torch.long)):
-            return report(
-                False,
-                "",
-                "MyGPT is still the stub: paste your class from notebook 10.",
-                answered=False,
-            )
+        model = _build_your_gpt(answer, vocab_size, T)
+        if isinstance(model, Feedback):
+            return model
         try:
             before = evaluate(model, val_ids, T)
             stopped_at = _train_with_your_step(model, training_step, train_ids, steps, T)
@@ -339,6 +325,21 @@ def check_your_gpt_trains(
     if after < before - 1.0:
         return report(True, result, "")
     return report(False, "", f"{result} The loss should fall by more than a nat in {steps} steps.")
+
+
+def _build_your_gpt(answer: type, vocab_size: int, T: int) -> nn.Module | Feedback:
+    """The learner's MyGPT at 11's small size (2 blocks of width 32), or the verdict when it
+    cannot be built or is still the stub."""
+    try:
+        model = answer(vocab_size=vocab_size, context_length=T, d_model=32, n_heads=2, n_layers=2)
+    except Exception as error:
+        return report(
+            False, "", f"MyGPT(vocab_size={vocab_size}, …) raised {type(error).__name__}: {error}"
+        )
+    if _is_stub(model, torch.zeros(1, 1, dtype=torch.long)):
+        message = "MyGPT is still the stub: paste your class from notebook 10."
+        return report(False, "", message, answered=False)
+    return model
 
 
 def _training_arguments_problem(
