@@ -289,13 +289,20 @@ class Visitor:
             ("table", "div.cell_output table"),
             ("widget", ".course-widget-note, .course-widget-progress"),
         ]:
+            # The first one a reader sees: one inside a closed Going-deeper toggle has a box
+            # but is not rendered, and a screenshot of it would wait for it forever.
             found = self.page.locator(selector)
-            if not found.count():
+            shown = [
+                found.nth(i)
+                for i in range(min(found.count(), 50))
+                if found.nth(i).evaluate("e => e.checkVisibility()")
+            ]
+            if not shown:
                 continue
-            cell = found.first.locator(
+            cell = shown[0].locator(
                 "xpath=ancestor::div[contains(concat(' ', @class, ' '), ' cell ')][1]"
             )
-            element = cell.first if cell.count() else found.first
+            element = cell.first if cell.count() else shown[0]
             element.scroll_into_view_if_needed()
             box = element.bounding_box()
             if not box or box["height"] <= 0:
