@@ -49,6 +49,23 @@ def test_every_notebook_import_resolves(statement):
     exec(statement, {})
 
 
+#: The imports of the notebooks as they were before the layout changed (tests/data/...).
+EARLIER_IMPORTS = [
+    line
+    for line in (REPO / "tests" / "data" / "notebook_imports_924bd83.txt")
+    .read_text(encoding="utf-8")
+    .splitlines()
+    if line and not line.startswith("#")
+]
+
+
+@pytest.mark.parametrize("statement", EARLIER_IMPORTS)
+def test_a_learners_earlier_copy_still_imports(statement):
+    """A notebook saved before the library became packages (or before a checker was renamed)
+    still runs its import cells."""
+    exec(statement, {})
+
+
 def test_the_top_level_is_a_short_map():
     """Concepts that need several files are packages; at most one private module at the top."""
     entries = [

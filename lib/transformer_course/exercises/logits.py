@@ -181,3 +181,12 @@ check_tied_logits = build_exercise(
     reference=_tied_logits_reference,
     make_inputs=_tied_model_inputs,
 )
+
+
+def __getattr__(name: str):
+    # A learner's copy of 10 saved before the question was reworded imports the old name; the
+    # question asked the same thing (the untrained GPT's loss), so it gets the checker that
+    # accepts ln V + σ²/2. Not listed in dir(), so the progress table counts the exercise once.
+    if name == "check_uniform_loss":
+        return check_untrained_loss
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
