@@ -87,7 +87,7 @@ class Block(nn.Module):
         With ``cache`` (12_generation) ``x`` holds only the new tokens; their keys and values
         join the cached ones, and the weights are [B, H, T, S] over all S tokens so far."""
         h = self.norm1(x) if self.pre_norm else x  # (B, T, C) pre-norm: normalise the branch
-        out = self.attn(h, causal=True, return_weights=return_attention, cache=cache)
+        out = self.attn(h, causal=True, return_weights=return_attention, cache=cache)  # (B, T, C)
         attended, weights = out if return_attention else (out, None)  # (B, T, C), (B, H, T, S)
         if self.pre_norm:
             # (B, T, C) the residual path carries x through untouched

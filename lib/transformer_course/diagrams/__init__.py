@@ -49,8 +49,7 @@ from matplotlib.figure import Figure
 from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
-from .gpt import gpt_overview as draw_gpt_overview
-from .gpt import training_loop
+from .gpt import gpt_overview, training_loop
 from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 from .query_row import query_row_steps
 from .roadmap import roadmap_strip
@@ -68,12 +67,6 @@ __all__ = [
     "show_roadmap",
     "training_loop",
 ]
-
-
-def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
-    """(a) The decoder-only GPT end to end, the shape on every arrow, each stage tagged with the
-    notebook that builds it; ``here`` ("04") highlights one notebook's stages (00_setup)."""
-    return draw_gpt_overview(here, numbers)
 
 
 def roadmap(notebook: str) -> Figure:

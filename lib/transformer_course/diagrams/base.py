@@ -45,7 +45,6 @@ PALETTE = {
     "highlight": "#ff9f1c",
 }
 EDGE = "#333333"
-MUTED_EDGE = "#b0b0b0"
 SHAPE_COLOUR = "#1f4e8c"
 MONO = "DejaVu Sans Mono"
 
@@ -99,23 +98,20 @@ def box(
     colour: str = PALETTE["data"],
     *,
     fontsize: float = 11,
-    muted: bool = False,
     bold: bool = False,
     edge: str | None = None,
     linewidth: float = 1.2,
     zorder: float = 2,
 ) -> Box:
-    """A rounded box centred at (x, y) with centred text; ``muted`` greys it out (roadmaps)."""
-    face = PALETTE["muted"] if muted else colour
-    edgecolour = MUTED_EDGE if muted else (edge or EDGE)
+    """A rounded box centred at (x, y) with centred text."""
     ax.add_patch(
         FancyBboxPatch(
             (x - w / 2, y - h / 2),
             w,
             h,
             boxstyle="round,pad=0,rounding_size=0.08",
-            facecolor=face,
-            edgecolor=edgecolour,
+            facecolor=colour,
+            edgecolor=edge or EDGE,
             linewidth=linewidth,
             zorder=zorder,
         )
@@ -127,7 +123,7 @@ def box(
         ha="center",
         va="center",
         fontsize=fontsize,
-        color="#9a9a9a" if muted else "black",
+        color="black",
         fontweight="bold" if bold else "normal",
         zorder=zorder + 0.1,
     )
@@ -170,13 +166,11 @@ def arrow(
     *,
     side: str = "right",
     offset: float = 0.1,
-    muted: bool = False,
     connection: str = "arc3",
     fontsize: float = 9.5,
     label_at: tuple[float, float] | None = None,
 ) -> None:
     """An arrow from ``start`` to ``end``; ``label`` (a shape) is written beside its middle."""
-    colour = MUTED_EDGE if muted else EDGE
     ax.add_patch(
         FancyArrowPatch(
             start,
@@ -184,7 +178,7 @@ def arrow(
             arrowstyle="-|>",
             mutation_scale=12,
             linewidth=1.2,
-            color=colour,
+            color=EDGE,
             connectionstyle=connection,
             shrinkA=0,
             shrinkB=0,
@@ -199,7 +193,6 @@ def arrow(
             label,
             side=side,
             offset=offset,
-            muted=muted,
             fontsize=fontsize,
             at=label_at,
         )
@@ -213,7 +206,6 @@ def shape_label(
     *,
     side: str = "right",
     offset: float = 0.1,
-    muted: bool = False,
     fontsize: float = 9.5,
     at: tuple[float, float] | None = None,
 ) -> None:
@@ -233,33 +225,25 @@ def shape_label(
         va=va,
         fontsize=fontsize,
         family=MONO,
-        color=MUTED_EDGE if muted else SHAPE_COLOUR,
+        color=SHAPE_COLOUR,
         zorder=3,
     )
 
 
-def line(
-    ax, points: Sequence[tuple[float, float]], *, muted: bool = False, arrow_end: bool = True
-) -> None:
+def line(ax, points: Sequence[tuple[float, float]], *, arrow_end: bool = True) -> None:
     """A polyline through ``points`` (a residual path), with an arrow head on its last segment."""
-    colour = MUTED_EDGE if muted else EDGE
     xs, ys = zip(*points[:-1] if arrow_end else points, strict=True)
-    ax.plot(xs, ys, color=colour, linewidth=1.2, zorder=1, solid_capstyle="butt")
+    ax.plot(xs, ys, color=EDGE, linewidth=1.2, zorder=1, solid_capstyle="butt")
     if arrow_end:
-        arrow(ax, points[-2], points[-1], muted=muted)
+        arrow(ax, points[-2], points[-1])
 
 
-def plus(
-    ax, x: float, y: float, *, muted: bool = False, radius: float = 0.16, symbol: str = "+"
-) -> Box:
+def plus(ax, x: float, y: float, *, radius: float = 0.16, symbol: str = "+") -> Box:
     """The residual ⊕ node."""
     from matplotlib.patches import Circle
 
-    colour = MUTED_EDGE if muted else EDGE
-    ax.add_patch(
-        Circle((x, y), radius, facecolor="white", edgecolor=colour, linewidth=1.2, zorder=2)
-    )
-    ax.text(x, y, symbol, ha="center", va="center", fontsize=13, color=colour, zorder=3)
+    ax.add_patch(Circle((x, y), radius, facecolor="white", edgecolor=EDGE, linewidth=1.2, zorder=2))
+    ax.text(x, y, symbol, ha="center", va="center", fontsize=13, color=EDGE, zorder=3)
     return Box(x, y, 2 * radius, 2 * radius)
 
 

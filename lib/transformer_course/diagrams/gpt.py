@@ -9,17 +9,14 @@ import math
 from matplotlib.figure import Figure
 
 from .base import PALETTE, Box, arrow, badge, box, canvas, frame, line, note, plus, title
-from .numbers import COURSE, NOTEBOOKS, CourseNumbers
+from .numbers import COURSE, CourseNumbers
 
 
-class _Roadmap:
-    """Draws boxes tagged with notebooks; in a roadmap only the current notebook's are coloured."""
+class _Tagged:
+    """Draws boxes, each with a badge naming the notebooks that build it, and plain arrows."""
 
-    def __init__(self, ax, here: str | None):
-        self.ax, self.here = ax, here
-
-    def lit(self, tags: tuple[str, ...]) -> bool:
-        return self.here is None or self.here in tags
+    def __init__(self, ax):
+        self.ax = ax
 
     def box(
         self,
@@ -32,25 +29,11 @@ class _Roadmap:
         tags: tuple[str, ...],
         **kw,
     ) -> Box:
-        lit = self.lit(tags)
-        mark = self.here is not None and lit
-        drawn = box(
-            self.ax,
-            x,
-            y,
-            w,
-            h,
-            text,
-            colour,
-            muted=not lit,
-            edge=PALETTE["highlight"] if mark else None,
-            linewidth=3.5 if mark else 1.2,
-            **kw,
-        )
-        self.badge(x - w / 2 + 0.08, y + h / 2 - 0.08, tags, lit)
+        drawn = box(self.ax, x, y, w, h, text, colour, **kw)
+        self.badge(x - w / 2 + 0.08, y + h / 2 - 0.08, tags)
         return drawn
 
-    def badge(self, x: float, y: float, tags: tuple[str, ...], lit: bool) -> None:
+    def badge(self, x: float, y: float, tags: tuple[str, ...]) -> None:
         label = (
             tags[0]
             if len(tags) == 1
@@ -58,20 +41,19 @@ class _Roadmap:
             if len(tags) > 2
             else " ".join(tags)
         )
-        colour = PALETTE["highlight"] if (lit and self.here) else ("#555555" if lit else "#c8c8c8")
-        badge(self.ax, x, y, label, colour)
+        badge(self.ax, x, y, label, "#555555")
 
-    def arrow(self, start, end, label=None, tags: tuple[str, ...] = (), **kw) -> None:
-        arrow(self.ax, start, end, label, muted=bool(tags) and not self.lit(tags), **kw)
+    def arrow(self, start, end, label=None, **kw) -> None:
+        arrow(self.ax, start, end, label, **kw)
 
 
-def _draw_embedding_stack(r: _Roadmap, x: float, n: CourseNumbers) -> Box:
+def _draw_embedding_stack(r: _Tagged, x: float, n: CourseNumbers) -> Box:
     ax = r.ax
     text = r.box(
         x, 14.55, 4.0, 0.6, '"Chapter 1: Building Rapport and …"', PALETTE["data"], ("01",)
     )
     tok = r.box(x, 13.35, 4.0, 0.6, "tokenizer (cl100k_base BPE)", PALETTE["data"], ("01",))
-    r.arrow(text.bottom, tok.top, "text", tags=("01",))
+    r.arrow(text.bottom, tok.top, "text")
     emb = r.box(
         x,
         12.1,
@@ -81,9 +63,9 @@ def _draw_embedding_stack(r: _Roadmap, x: float, n: CourseNumbers) -> Box:
         PALETTE["embed"],
         ("02", "02b"),
     )
-    r.arrow(tok.bottom, emb.top, f"ids {n.shape('B', 'T')}", tags=("01", "02"))
-    add = plus(ax, x, 10.95, muted=not r.lit(("03",)))
-    r.arrow(emb.bottom, add.top, n.shape("B", "T", "C"), tags=("02",))
+    r.arrow(tok.bottom, emb.top, f"ids {n.shape('B', 'T')}")
+    add = plus(ax, x, 10.95)
+    r.arrow(emb.bottom, add.top, n.shape("B", "T", "C"))
     # The token rows are multiplied by √C before the positions are added (GPT.embed, 11_training).
     note(
         ax,
@@ -93,10 +75,10 @@ def _draw_embedding_stack(r: _Roadmap, x: float, n: CourseNumbers) -> Box:
         ha="right",
         fontsize=9.5,
         style="normal",
-        colour="#9a9a9a" if not r.lit(("02", "11")) else "#444444",
+        colour="#444444",
     )
     pos = r.box(x + 3.3, 10.95, 2.2, 0.75, "positional\nencoding", PALETTE["embed"], ("03",))
-    r.arrow(pos.left, add.right, n.shape("T", "C"), tags=("03",), side="above", offset=0.05)
+    r.arrow(pos.left, add.right, n.shape("T", "C"), side="above", offset=0.05)
     note(
         ax,
         x + 2.1,
@@ -108,21 +90,10 @@ def _draw_embedding_stack(r: _Roadmap, x: float, n: CourseNumbers) -> Box:
     return add
 
 
-def _draw_block(r: _Roadmap, x: float, add: Box, n: CourseNumbers) -> tuple[Box, Box]:
+def _draw_block(r: _Tagged, x: float, add: Box, n: CourseNumbers) -> tuple[Box, Box]:
     ax, tags = r.ax, ("09",)
-    lit = r.lit(tags) or r.lit(("04", "05", "06", "07", "08", "13"))
-    frame(
-        ax,
-        x - 2.6,
-        4.85,
-        x + 2.35,
-        10.35,
-        PALETTE["block"] if lit else "white",
-        dashed=not lit,
-        edge=PALETTE["highlight"] if (r.here in ("09", "13")) else "#333333",
-        linewidth=3.0 if r.here in ("09", "13") else 1.2,
-    )
-    r.badge(x - 2.5, 10.27, ("09",), r.lit(tags))
+    frame(ax, x - 2.6, 4.85, x + 2.35, 10.35, PALETTE["block"], dashed=False, edge="#333333")
+    r.badge(x - 2.5, 10.27, tags)
     note(
         ax,
         x + 2.25,
@@ -143,28 +114,24 @@ def _draw_block(r: _Roadmap, x: float, add: Box, n: CourseNumbers) -> tuple[Box,
         PALETTE["attention"],
         ("04", "05", "06", "07", "08"),
     )
-    add1 = plus(ax, x, 7.6, muted=not r.lit(tags))
+    add1 = plus(ax, x, 7.6)
     ln2 = r.box(x, 6.85, 3.0, 0.5, "LayerNorm", PALETTE["norm"], tags)
     ffn = r.box(x, 5.95, 3.4, 0.7, f"feed-forward\n{n.C} → {n.d_ff} → {n.C}", PALETTE["ffn"], tags)
-    add2 = plus(ax, x, 5.2, muted=not r.lit(tags))
+    add2 = plus(ax, x, 5.2)
     shape = n.shape("B", "T", "C")
-    r.arrow(add.bottom, ln1.top, shape, tags=tags, label_at=(x, 10.6))
-    r.arrow(ln1.bottom, mha.top, shape, tags=tags)
-    r.arrow(mha.bottom, add1.top, shape, tags=tags)
-    r.arrow(add1.bottom, ln2.top, shape, tags=tags)
-    r.arrow(ln2.bottom, ffn.top, shape, tags=tags)
-    r.arrow(ffn.bottom, add2.top, shape, tags=tags)
+    r.arrow(add.bottom, ln1.top, shape, label_at=(x, 10.6))
+    r.arrow(ln1.bottom, mha.top, shape)
+    r.arrow(mha.bottom, add1.top, shape)
+    r.arrow(add1.bottom, ln2.top, shape)
+    r.arrow(ln2.bottom, ffn.top, shape)
+    r.arrow(ffn.bottom, add2.top, shape)
     for top_y, node in ((10.05, add1), (7.3, add2)):
-        line(
-            ax,
-            [(x, top_y), (x - 2.25, top_y), (x - 2.25, node.y), node.left],
-            muted=not r.lit(tags),
-        )
+        line(ax, [(x, top_y), (x - 2.25, top_y), (x - 2.25, node.y), node.left])
     note(ax, x - 2.2, 8.55, "residual", fontsize=8.5, rotation=90)
     return mha, add2
 
 
-def _draw_attention_detail(r: _Roadmap, x: float, mha: Box, n: CourseNumbers) -> None:
+def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> None:
     ax = r.ax
     steps = [
         ("04", "project: Q, K, V = x W_Q, x W_K, x W_V", n.shape("B", "T", "C") + " × 3"),
@@ -176,14 +143,13 @@ def _draw_attention_detail(r: _Roadmap, x: float, mha: Box, n: CourseNumbers) ->
         ("08", "output projection W_O", n.shape("B", "T", "C")),
     ]
     top, gap = 10.0, 0.93
-    lit_any = any(r.lit((t,)) for t, _, _ in steps)
     frame(
         ax,
         x - 2.45,
         top - gap * (len(steps) - 1) - 0.55,
         x + 2.45,
         top + 0.75,
-        "#fffaf3" if lit_any else "white",
+        "#fffaf3",
         dashed=True,
     )
     note(
@@ -206,7 +172,7 @@ def _draw_attention_detail(r: _Roadmap, x: float, mha: Box, n: CourseNumbers) ->
         y = top - i * gap
         b = r.box(x, y, 4.4, 0.5, text, PALETTE["attention"], (tag,), fontsize=10)
         if previous is not None:
-            r.arrow(previous.bottom, b.top, None, tags=(tag,))
+            r.arrow(previous.bottom, b.top, None)
         ax.text(
             b.right[0] - 0.05,
             y - 0.38,
@@ -215,15 +181,15 @@ def _draw_attention_detail(r: _Roadmap, x: float, mha: Box, n: CourseNumbers) ->
             va="center",
             fontsize=8.5,
             family="DejaVu Sans Mono",
-            color="#1f4e8c" if r.lit((tag,)) else "#b0b0b0",
+            color="#1f4e8c",
             zorder=3,
         )
         previous = b
 
 
-def _draw_output(r: _Roadmap, x: float, block_out: Box, n: CourseNumbers) -> None:
+def _draw_output(r: _Tagged, x: float, block_out: Box, n: CourseNumbers) -> None:
     fln = r.box(x, 4.15, 3.0, 0.5, "final LayerNorm", PALETTE["norm"], ("10",))
-    r.arrow(block_out.bottom, fln.top, n.shape("B", "T", "C"), tags=("10",))
+    r.arrow(block_out.bottom, fln.top, n.shape("B", "T", "C"))
     head = r.box(
         x,
         3.15,
@@ -233,9 +199,9 @@ def _draw_output(r: _Roadmap, x: float, block_out: Box, n: CourseNumbers) -> Non
         PALETTE["output"],
         ("10",),
     )
-    r.arrow(fln.bottom, head.top, n.shape("B", "T", "C"), tags=("10",))
+    r.arrow(fln.bottom, head.top, n.shape("B", "T", "C"))
     soft = r.box(x, 2.0, 3.0, 0.5, "softmax", PALETTE["output"], ("07", "10"))
-    r.arrow(head.bottom, soft.top, "logits " + n.shape("B", "T", "V"), tags=("10",))
+    r.arrow(head.bottom, soft.top, "logits " + n.shape("B", "T", "V"))
     loss = r.box(
         x - 1.45,
         0.55,
@@ -258,13 +224,12 @@ def _draw_output(r: _Roadmap, x: float, block_out: Box, n: CourseNumbers) -> Non
         (soft.x - 0.6, soft.bottom[1]),
         loss.top,
         n.shape("B", "T", "V"),
-        tags=("10", "11"),
         side="left",
     )
-    r.arrow((soft.x + 0.6, soft.bottom[1]), gen.top, "last row (1, V)", tags=("12",))
+    r.arrow((soft.x + 0.6, soft.bottom[1]), gen.top, "last row (1, V)")
 
 
-def _draw_side_roads(r: _Roadmap, x: float) -> None:
+def _draw_side_roads(r: _Tagged, x: float) -> None:
     modern = r.box(
         x,
         2.15,
@@ -283,24 +248,16 @@ def _draw_side_roads(r: _Roadmap, x: float) -> None:
         PALETTE["modern"],
         ("14",),
     )
-    r.arrow(modern.left, (5.95, 6.0), None, tags=("13",), connection="arc3,rad=-0.25")
+    r.arrow(modern.left, (5.95, 6.0), None, connection="arc3,rad=-0.25")
     note(r.ax, encdec.x, 0.3, "the same library, other architectures", ha="center", fontsize=8.5)
 
 
-def gpt_overview(here: str | None = None, numbers: CourseNumbers = COURSE) -> Figure:
+def gpt_overview(numbers: CourseNumbers = COURSE) -> Figure:
     """(a) The decoder-only GPT end to end, the shape on every arrow, each stage tagged with the
-    notebook that builds it. ``here`` = a notebook number ("04") greys out every other stage:
-    the "you are here" roadmap (introduced in 00_setup)."""
-    if here is not None and here not in NOTEBOOKS:
-        raise ValueError(f"here must be a notebook number {list(NOTEBOOKS)} or None, got {here!r}")
+    notebook that builds it: the course map of 00_setup."""
     fig, ax = canvas(12.5, 16.2)
-    r = _Roadmap(ax, None if here in (None, "00") else here)
-    heading = (
-        "The course's tiny GPT, end to end"
-        if r.here is None
-        else f"You are here: {r.here} · {NOTEBOOKS[r.here]}"
-    )
-    title(ax, 6.25, 15.75, heading, fontsize=17)
+    r = _Tagged(ax)
+    title(ax, 6.25, 15.75, "The course's tiny GPT, end to end", fontsize=17)
     note(
         ax,
         6.25,
