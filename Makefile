@@ -8,16 +8,17 @@
 #                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets pictures)
 #   make test-widgets7   the widget tests with ipywidgets 7.7 (what Colab ships) in a second
 #                        environment, .venv-widgets7
-#   make test-site       build the course website, then open every page in headless Chromium
-#                        (screenshots/site/ gets pictures)
+#   make test-site       build the course website, then open every page of both languages in
+#                        headless Chromium (screenshots/site/ gets pictures)
 #   make test-colab      the environment Colab preloads (tests/colab/colab-pins.txt, Colab's Python
 #                        when this machine has it) in .venv-colab: the course installed as the
 #                        notebooks' Colab cell does, no preloaded package changed, every notebook
 #                        run top to bottom, and the widget tests
 # and for authors:
-#   make site            the course as a static website in site/_build/html (offline; no
-#                        notebook is executed; the API reference page is generated from the
-#                        library's docstrings), published by .github/workflows/site.yml
+#   make site            the course as a static website in site/_build/html, the Chinese
+#                        edition under zh/ (offline; no notebook is executed; the API reference
+#                        page is generated from the library's docstrings), published by
+#                        .github/workflows/site.yml
 #   make api-reference   preview that page as Markdown in site/_build/API_REFERENCE.md
 #   make images          redraw every diagram into images/ and rewrite each notebook's roadmap
 #                        cell (with its output: no kernel), Colab link and Going-deeper folding

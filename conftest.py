@@ -111,6 +111,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for name, value in reproducible_cpu_environment().items():
         os.environ.setdefault(name, value)
+    # A Chinese notebook (notebooks/zh) that shows a library sentence the Chinese catalog lacks
+    # fails its cell instead of printing English (transformer_course.i18n).
+    from transformer_course.i18n import STRICT_ENVIRONMENT
+
+    os.environ.setdefault(STRICT_ENVIRONMENT, "1")
     # torch is already imported (by the line above), so it read OMP_NUM_THREADS too early: set
     # its thread count here, once for the whole run. Tiny models run fastest on one thread;
     # several spin-wait for each other when other processes share the cores.

@@ -2,38 +2,52 @@
 
     python site/course_site.py            # what `make site` runs: site/_build/html
 
-The site is Sphinx + MyST-NB + sphinx-book-theme (configured in site/conf.py) over a staged
-copy of the repository's pages in ``site/_build/src`` (git-ignored), laid out as in the
-repository so every relative link keeps working:
+The site has two editions of the same course (:data:`EDITIONS`): English at the root of
+``site/_build/html`` and Chinese under ``zh/``. Each is one Sphinx run of the same configuration
+(site/conf.py; ``-D language=…`` picks the edition, site/editions.py applies its settings and
+puts a language switch on every page) over a staged copy of its pages (git-ignored:
+``site/_build/src``, ``site/_build/zh/src``). Both editions stage the same layout, so a page and
+its translation have the same name (``notebooks/07_softmax``), and every relative link keeps
+working:
 
-- ``index.md``: the README (what the course is, the two commands, the course map), with the
-  roadmap picture when ``images/roadmap.svg`` (or .png) exists, and the table of contents;
-- ``notebooks/NN_*.ipynb``: the stored notebooks, never executed (nbval already checks their
-  outputs); each widget view becomes its still picture from the notebook's saved widget state
-  with a note that it comes alive in JupyterLab or Colab (a static page has no kernel);
-- ``GLOSSARY.md`` and ``SOURCES.md`` when they exist, and ``API_REFERENCE.md``, which is not a
-  file of the repository: it is generated here from the library's docstrings
-  (``tools/api_reference.py``), so the reference always matches the library it documents.
+- ``index.md``: the edition's README (``README.md``, ``README.zh-CN.md``: what the course is,
+  the two commands, the course map), with the roadmap picture when the README does not show it
+  already, and the table of contents;
+- ``notebooks/NN_*.ipynb``: the stored notebooks (``notebooks/``, ``notebooks/zh/``), never
+  executed (nbval already checks their outputs); each widget view becomes its still picture from
+  the notebook's saved widget state with a note, in the edition's language, that it comes alive
+  in JupyterLab or Colab (a static page has no kernel);
+- ``images/``: the repository's pictures;
+- the "Reference" part, where the files exist: ``GLOSSARY.md`` (bilingual: both editions show
+  it), ``SOURCES.md`` and ``API_REFERENCE.md``, which is not a file of the repository: it is
+  generated here from the library's docstrings (``tools/api_reference.py``), so the reference
+  always matches the library it documents.
 
-Links to repository files that are not pages of the site (``lib/…``, ``data/README.md``) point
-to the repository on GitHub. Nothing is fetched from the network, at build time or when a page
-is viewed: MathJax is copied from the ``django-static-mathjax`` package into the site, and the
-Colab badge is a local picture.
+Links to repository files that are pages of the other edition (the Chinese README's link to
+``README.md``) lead there; links to files that are not pages of the site (``lib/…``,
+``data/README.md``) point to the repository on GitHub. Nothing is fetched from the network, at
+build time or when a page is viewed: MathJax is copied from the ``django-static-mathjax``
+package into the site, the Colab badge is a local picture, and the Chinese search index is cut
+into words by ``jieba`` (its dictionary ships with it).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
+import posixpath
 import re
 import shutil
+import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 SITE = Path(__file__).resolve().parent
 REPO = SITE.parent
 BUILD = SITE / "_build"
-STAGE = BUILD / "src"
 HTML = BUILD / "html"
 #: Top-level Markdown pages, in the order of the site's "Reference" part; absent ones are skipped.
 REFERENCE_PAGES = ["GLOSSARY.md", "SOURCES.md", "API_REFERENCE.md"]
@@ -47,6 +61,10 @@ COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
 LOCAL_BADGE = "site_assets/open-in-colab.svg"
 #: Markdown links and images: [text](target "title") -- the target is group 2.
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+#: Targets in raw HTML: <img src="..."> and <a href="..."> -- the target is group 2.
+HTML_LINK = re.compile(r"""((?:src|href)=["'])([^"']+)(["'])""")
+#: A fenced code block in Markdown: shown as written, its links never rewritten.
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 #: Widget models that a learner turns, and how to read the value they show.
 KNOB_MODELS = {
     "IntSliderModel",
@@ -62,6 +80,112 @@ KNOB_MODELS = {
     "SelectionSliderModel",
     "RadioButtonsModel",
 }
+
+
+@dataclass(frozen=True, eq=False)
+class Edition:
+    """One language of the site: the repository files it shows, where it is built, its words."""
+
+    #: Sphinx's code for the language: the theme's own words and the search's word splitter.
+    language: str
+    #: The language in its own words: what the switch to this edition says.
+    name: str
+    #: Where the edition lies in the site: "" (the root) or a folder ("zh/").
+    folder: str
+    #: The repository page that becomes the landing page (index.md).
+    readme: str
+    #: The repository folder of its notebooks.
+    notebooks: str
+    #: Its "Reference" part, in order (absent ones are skipped).
+    references: tuple[str, ...]
+    #: The site's title in this language.
+    title: str
+    #: The words the site writes itself (widget notes, captions, the switch's tooltip, and the
+    #: search box's placeholder, a theme option that the theme's translations do not cover).
+    words: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def build(self) -> Path:
+        """Its working folder: the staged source, Sphinx's doctrees, the raw pictures."""
+        return BUILD / self.folder if self.folder else BUILD
+
+    @property
+    def stage(self) -> Path:
+        return self.build / "src"
+
+    @property
+    def doctrees(self) -> Path:
+        return self.build / "doctrees"
+
+    @property
+    def extra(self) -> Path:
+        """Copied as it is to the edition's root: images/ for raw HTML's <img src=...>."""
+        return self.build / "extra"
+
+    @property
+    def html(self) -> Path:
+        return HTML / self.folder
+
+    @property
+    def hreflang(self) -> str:
+        return self.language.replace("_", "-")
+
+
+ENGLISH = Edition(
+    language="en",
+    name="English",
+    folder="",
+    readme="README.md",
+    notebooks="notebooks",
+    references=tuple(REFERENCE_PAGES),
+    title="Transformer course",
+    words={
+        "notebooks": "Notebooks",
+        "reference": "Reference",
+        "roadmap": "The course's roadmap: the model and the notebook for each part",
+        "switch": "Read this page in English",
+        "search": "Search...",
+        "widget": (
+            "<strong>Interactive widget</strong> — on this page, {what} when the notebook ran."
+            "{knobs} It comes alive when you run the notebook in JupyterLab (<code>make lab</code>)"
+            ' or <a href="{colab}">in Colab</a>.'
+        ),
+        "widget_shown": "a still picture of what it showed",
+        "widget_none": "no picture saved for this page",
+        "widget_knobs": " Its knobs here: {knobs}.",
+        "knob_separator": "; ",
+        "widget_plain": "Interactive widget: run the notebook in JupyterLab or Colab to use it.",
+        "progress": "progress bar (as it ended when the notebook ran)",
+    },
+)
+CHINESE = Edition(
+    language="zh_CN",
+    name="中文",
+    folder="zh/",
+    readme="README.zh-CN.md",
+    notebooks="notebooks/zh",
+    references=("GLOSSARY.md",),
+    title="Transformer 课程",
+    words={
+        "notebooks": "课程 notebook",
+        "reference": "参考",
+        "roadmap": "课程路线图：整个模型，以及实现每个部分的 notebook",
+        "switch": "阅读本页的中文版",
+        "search": "搜索…",
+        "widget": (
+            "<strong>交互控件</strong> — {what}{knobs}在 JupyterLab（<code>make lab</code>）"
+            '或 <a href="{colab}">Colab</a> 中运行这个 notebook，它就会动起来。'
+        ),
+        "widget_shown": "本页显示的是 notebook 运行时它所显示内容的静态图片。",
+        "widget_none": "notebook 运行时没有为本页保存它的图片。",
+        "widget_knobs": "图中控件的取值：{knobs}。",
+        "knob_separator": "；",
+        "widget_plain": "交互控件：在 JupyterLab 或 Colab 中运行这个 notebook 即可使用。",
+        "progress": "进度条（notebook 运行结束时的状态）",
+    },
+)
+#: The site's editions by Sphinx language code, the one at the root first.
+EDITIONS = {edition.language: edition for edition in (ENGLISH, CHINESE)}
 
 
 def repository() -> str:
@@ -102,35 +226,129 @@ def reference_text(name: str) -> str:
     return (REPO / name).read_text(encoding="utf-8")
 
 
-def notebook_paths() -> list[Path]:
-    """The course's notebooks in course order (00, 01, 02, 02b, 03, ...)."""
-    return sorted((REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
+def notebook_paths(edition: Edition = ENGLISH) -> list[Path]:
+    """An edition's notebooks in course order (00, 01, 02, 02b, 03, ...)."""
+    return sorted((REPO / edition.notebooks).glob("[0-9][0-9]*.ipynb"))
+
+
+def reference_names(edition: Edition = ENGLISH) -> list[str]:
+    """The edition's reference pages that the site has (generated, or files that exist)."""
+    return [n for n in edition.references if n in GENERATED_PAGES or (REPO / n).exists()]
+
+
+def edition_pages(edition: Edition) -> dict[str, str]:
+    """The edition's pages: repository path -> path in its staged source.
+
+    Every edition stages the same layout (``index.md``, ``notebooks/NN_x.ipynb``, the reference
+    pages at the top), so a page and its translation have the same name on the site.
+    """
+    pages = {edition.readme: "index.md"}
+    for path in notebook_paths(edition):
+        pages[f"{edition.notebooks}/{path.name}"] = f"notebooks/{path.name}"
+    pages.update({name: name for name in reference_names(edition)})
+    return pages
+
+
+def docnames(edition: Edition) -> set[str]:
+    """The edition's pages as Sphinx names them (``notebooks/07_softmax``), its own included."""
+    staged = {posixpath.splitext(p)[0] for p in edition_pages(edition).values()}
+    return staged | {"search", "genindex"}
+
+
+def root_to_root(source: Edition, target: Edition) -> str:
+    """The relative URL from one edition's root folder to another's: "zh/", "../"."""
+    return "../" * source.folder.count("/") + target.folder
+
+
+def counterpart_url(docname: str, edition: Edition, other: Edition, others: Collection[str]) -> str:
+    """The URL, relative to page ``docname`` of ``edition``, of the same page in ``other``.
+
+    ``others`` are the other edition's docnames; a page it lacks leads to its landing page.
+    """
+    target = docname if docname in others else "index"
+    return "../" * docname.count("/") + root_to_root(edition, other) + target + ".html"
+
+
+def other_editions_pages(edition: Edition) -> dict[str, str]:
+    """Pages of the other editions only: repository path -> URL from ``edition``'s root."""
+    mine = edition_pages(edition)
+    found: dict[str, str] = {}
+    for other in EDITIONS.values():
+        if other is edition:
+            continue
+        for page, staged in edition_pages(other).items():
+            if page not in mine:
+                url = root_to_root(edition, other) + posixpath.splitext(staged)[0] + ".html"
+                found.setdefault(page, url)
+    return found
 
 
 # -- links ------------------------------------------------------------------------------------
-def rewrite_links(text: str, page: str, staged: set[str], repository_url: str) -> str:
+def rewrite_links(
+    text: str,
+    page: str,
+    staged: Collection[str] | Mapping[str, str],
+    repository_url: str,
+    elsewhere: Mapping[str, str] | None = None,
+) -> str:
     """Keep links to pages and pictures of the site; send other repository files to GitHub.
 
-    ``page`` is the page's path in the repository (e.g. ``notebooks/01_x.ipynb``), ``staged``
-    the repository paths the site has.
+    ``page`` is the page's path in the repository (``notebooks/01_x.ipynb``,
+    ``notebooks/zh/01_x.ipynb``); its links are written relative to it. ``staged`` maps the
+    repository paths the edition has to their paths in its staged source (a set: the same
+    paths); ``elsewhere`` maps pages of the other editions to their URLs from this edition's
+    root (``../SOURCES.html``). Fenced code blocks are left as written.
     """
-    folder = Path(page).parent
+    if not isinstance(staged, Mapping):
+        staged = {path: path for path in staged}
+    elsewhere = elsewhere or {}
+    source_folder = Path(page).parent  # the links' targets are relative to the repository file
+    here = posixpath.dirname(staged.get(page, page))  # ...and the page lies here on the site
+    up = "../" * len(PurePosixPath(here).parts)
 
-    def fix(match: re.Match) -> str:
+    def relative(staged_path: str) -> str:
+        return posixpath.relpath(staged_path, here or ".")
+
+    def fix(match: re.Match, raw_html: bool) -> str:
         target = match.group(2)
         if target == COLAB_BADGE_URL:
-            depth = len(folder.parts)
-            return f"{match.group(1)}{'../' * depth}{LOCAL_BADGE}{match.group(3)}"
+            return f"{match.group(1)}{up}{LOCAL_BADGE}{match.group(3)}"
         if re.match(r"^([a-z]+:|#|/)", target):
             return match.group(0)
         path, _, anchor = target.partition("#")
-        resolved = _normalise(folder / path)
-        if resolved is None or resolved in staged or not (REPO / resolved).exists():
+        resolved = _normalise(source_folder / path)
+        if resolved is None:
             return match.group(0)
-        url = f"{repository_url}/blob/main/{resolved}" + (f"#{anchor}" if anchor else "")
+        anchor = f"#{anchor}" if anchor else ""
+        if resolved in staged:
+            location = relative(staged[resolved])
+            if raw_html and location.endswith((".md", ".ipynb")):  # Sphinx does not see it
+                location = posixpath.splitext(location)[0] + ".html"
+            return f"{match.group(1)}{location}{anchor}{match.group(3)}"
+        if resolved in elsewhere and not match.group(1).startswith("!"):
+            url = html.escape(f"{up}{elsewhere[resolved]}{anchor}")
+            if raw_html:
+                return f"{match.group(1)}{url}{match.group(3)}"
+            # A page of another Sphinx build: MyST would look for it among this build's
+            # documents, so the link is raw HTML (its text is still Markdown).
+            title = re.search(r'"([^"]*)"', match.group(3))
+            title = f' title="{html.escape(title.group(1))}"' if title else ""
+            return f'<a href="{url}"{title}>{match.group(1)[1:-2]}</a>'
+        if not (REPO / resolved).exists():
+            return match.group(0)
+        url = f"{repository_url}/blob/main/{resolved}" + anchor
         return f"{match.group(1)}{url}{match.group(3)}"
 
-    return LINK.sub(fix, text)
+    def outside_code(part: str) -> str:
+        # Raw HTML first: the Markdown links that become raw HTML are final.
+        part = HTML_LINK.sub(lambda m: fix(m, raw_html=True), part)
+        return LINK.sub(lambda m: fix(m, raw_html=False), part)
+
+    pieces, last = [], 0
+    for code in FENCE.finditer(text):
+        pieces += [outside_code(text[last : code.start()]), code.group(0)]
+        last = code.end()
+    return "".join([*pieces, outside_code(text[last:])])
 
 
 def _normalise(path: Path) -> str | None:
@@ -187,13 +405,16 @@ def _progress(models: list[dict]) -> str | None:
     return f'<div class="course-widget-progress">{left} {bar} {right}</div>'
 
 
-def still_outputs(view: dict, models: dict, colab_url: str) -> list[dict]:
+def still_outputs(
+    view: dict, models: dict, colab_url: str, edition: Edition = ENGLISH
+) -> list[dict]:
     """What a stored widget view becomes on the site: a note and the pictures it last showed."""
+    words = edition.words
     model_id = view.get("model_id", "")
     tree = _walk(models, model_id)
     progress = _progress(tree)
     if progress is not None:
-        return [_html_output(progress, "progress bar (as it ended when the notebook ran)")]
+        return [_html_output(progress, words["progress"])]
     knobs = [k for k in (_knob(m) for m in tree) if k]
     shown: list[dict] = []
     for model in tree:
@@ -202,16 +423,13 @@ def still_outputs(view: dict, models: dict, colab_url: str) -> list[dict]:
             shown.append(_html_output(f'<div class="course-widget-html">{state["value"]}</div>'))
         elif model.get("model_name") == "OutputModel":
             shown.extend(state.get("outputs", []))
-    knob_text = f" Its knobs here: {'; '.join(knobs)}." if knobs else ""
-    what = "a still picture of what it showed" if shown else "no picture saved for this page"
-    note = (
-        '<div class="course-widget-note" role="note"><p><strong>Interactive widget</strong>'
-        f" — on this page, {what} when the notebook ran.{knob_text} It comes alive when you run"
-        f' the notebook in JupyterLab (<code>make lab</code>) or <a href="{html.escape(colab_url)}">'
-        "in Colab</a>.</p></div>"
+    knob_text = (
+        words["widget_knobs"].format(knobs=words["knob_separator"].join(knobs)) if knobs else ""
     )
-    plain = "Interactive widget: run the notebook in JupyterLab or Colab to use it."
-    return [_html_output(note, plain), *shown]
+    what = words["widget_shown"] if shown else words["widget_none"]
+    sentence = words["widget"].format(what=what, knobs=knob_text, colab=html.escape(colab_url))
+    note = f'<div class="course-widget-note" role="note"><p>{sentence}</p></div>'
+    return [_html_output(note, words["widget_plain"]), *shown]
 
 
 def _html_output(markup: str, plain: str = "") -> dict:
@@ -223,20 +441,26 @@ def _html_output(markup: str, plain: str = "") -> dict:
 
 
 def stage_notebook(
-    source: Path, target: Path, staged: set[str], repository_url: str, colab_url: str
+    source: Path,
+    target: Path,
+    staged: Collection[str] | Mapping[str, str],
+    repository_url: str,
+    colab_url: str,
+    edition: Edition = ENGLISH,
+    elsewhere: Mapping[str, str] | None = None,
 ) -> None:
     """Copy one notebook for the site: widgets as stills, links fixed, widget state dropped."""
     nb = json.loads(source.read_text(encoding="utf-8"))
     models = _models(nb)
-    page = f"notebooks/{source.name}"
+    page = source.resolve().relative_to(REPO).as_posix()
     for cell in nb["cells"]:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         if cell["cell_type"] == "markdown":
-            cell["source"] = rewrite_links(text, page, staged, repository_url)
+            cell["source"] = rewrite_links(text, page, staged, repository_url, elsewhere)
         outputs = []
         for output in cell.get("outputs", []):
             view = output.get("data", {}).get(WIDGET_VIEW)
-            outputs.extend(still_outputs(view, models, colab_url) if view else [output])
+            outputs.extend(still_outputs(view, models, colab_url, edition) if view else [output])
         if "outputs" in cell:
             cell["outputs"] = outputs
     # Without saved state MyST-NB loads no widget JavaScript (it would come from a CDN).
@@ -246,12 +470,18 @@ def stage_notebook(
 
 # -- pages ------------------------------------------------------------------------------------
 def landing_page(
-    readme: str, notebooks: list[Path], references: list[str], site: str, roadmap: str | None
+    readme: str,
+    notebooks: list[Path],
+    references: list[str],
+    site: str,
+    roadmap: str | None,
+    edition: Edition = ENGLISH,
 ) -> str:
     """index.md: the README (notebook names linked, roadmap shown) and the table of contents.
 
     ``roadmap`` is the repository path of the course's roadmap picture, or None.
     """
+    words = edition.words
     lines = [line for line in readme.splitlines() if site not in line]  # no link to itself
     text = "\n".join(lines)
     names = {p.stem for p in notebooks}
@@ -264,10 +494,10 @@ def landing_page(
     shown = roadmap and re.search(rf"(\]\(|src=[\"']){re.escape(roadmap)}", text)
     if roadmap and not shown:  # the README may show it already
         title, _, rest = text.partition("\n")
-        text = f"{title}\n\n![The course's roadmap: the model and the notebook for each part]({roadmap})\n{rest}"
-    toc = ["", "```{toctree}", ":hidden:", ":caption: Notebooks", ""]
+        text = f"{title}\n\n![{words['roadmap']}]({roadmap})\n{rest}"
+    toc = ["", "```{toctree}", ":hidden:", f":caption: {words['notebooks']}", ""]
     toc += [f"notebooks/{p.stem}" for p in notebooks]
-    toc += ["```", "", "```{toctree}", ":hidden:", ":caption: Reference", ""]
+    toc += ["```", "", "```{toctree}", ":hidden:", f":caption: {words['reference']}", ""]
     toc += [Path(r).stem for r in references]
     toc += ["```", ""]
     return text + "\n" + "\n".join(toc)
@@ -294,55 +524,90 @@ def mathjax_es5() -> Path:
     return folder
 
 
-def stage() -> Path:
-    """Lay out site/_build/src from the repository; returns that folder."""
+def stage(edition: Edition = ENGLISH) -> Path:
+    """Lay out the edition's source folder from the repository; returns that folder."""
     repository_url = repository()
-    notebooks = notebook_paths()
+    notebooks = notebook_paths(edition)
     if not notebooks:
-        raise FileNotFoundError(f"no notebooks/NN_*.ipynb under {REPO}")
-    references = [n for n in REFERENCE_PAGES if n in GENERATED_PAGES or (REPO / n).exists()]
-    if STAGE.exists():  # pages removed from the repository leave the site too
-        for path in STAGE.rglob("*"):
+        raise FileNotFoundError(f"no {edition.notebooks}/NN_*.ipynb under {REPO}")
+    if not (REPO / edition.readme).exists():
+        raise FileNotFoundError(f"{edition.readme}, the {edition.name} landing page, is missing")
+    references = reference_names(edition)
+    source = edition.stage
+    if source.exists():  # pages removed from the repository leave the site too
+        for path in source.rglob("*"):
             if path.is_file() and path.suffix in (".md", ".ipynb"):
                 path.unlink()
-    staged = {f"notebooks/{p.name}" for p in notebooks} | set(references) | {"README.md"}
-    for copied in (STAGE / "images", BUILD / "extra"):  # pictures removed leave the site too
+    staged = edition_pages(edition)
+    elsewhere = other_editions_pages(edition)
+    for copied in (source / "images", edition.extra):  # pictures removed leave the site too
         shutil.rmtree(copied, ignore_errors=True)
-    (BUILD / "extra").mkdir(parents=True, exist_ok=True)
+    edition.extra.mkdir(parents=True, exist_ok=True)
     if (REPO / "images").is_dir():
-        _copy_tree(REPO / "images", STAGE / "images")
+        _copy_tree(REPO / "images", source / "images")
         # Also as they are, for pictures that raw HTML shows (<img src="../images/...">).
-        _copy_tree(REPO / "images", BUILD / "extra" / "images")
-        staged |= {p.relative_to(REPO).as_posix() for p in (REPO / "images").rglob("*")}
-    _copy_tree(SITE / "assets", STAGE / "site_assets")
-    _copy_tree(mathjax_es5(), BUILD / "static" / "mathjax")
+        _copy_tree(REPO / "images", edition.extra / "images")
+        pictures = (p.relative_to(REPO).as_posix() for p in (REPO / "images").rglob("*"))
+        staged.update({p: p for p in pictures})
+    _copy_tree(SITE / "assets", source / "site_assets")
 
+    owner_name = repository_url.removeprefix("https://github.com/")
     for path in notebooks:
-        colab = f"https://colab.research.google.com/github/{repository_url.removeprefix('https://github.com/')}/blob/main/notebooks/{path.name}"
-        stage_notebook(path, STAGE / "notebooks" / path.name, staged, repository_url, colab)
+        colab = f"https://colab.research.google.com/github/{owner_name}/blob/main/{edition.notebooks}/{path.name}"
+        target = source / staged[f"{edition.notebooks}/{path.name}"]
+        stage_notebook(path, target, staged, repository_url, colab, edition, elsewhere)
     for name in references:
         text = reference_text(name)
-        _write_if_changed(STAGE / name, rewrite_links(text, name, staged, repository_url))
-    readme = rewrite_links(
-        (REPO / "README.md").read_text(encoding="utf-8"), "README.md", staged, repository_url
-    )
+        _write_if_changed(
+            source / name, rewrite_links(text, name, staged, repository_url, elsewhere)
+        )
+    readme = (REPO / edition.readme).read_text(encoding="utf-8")
+    readme = rewrite_links(readme, edition.readme, staged, repository_url, elsewhere)
     roadmap = next((n for n in ROADMAP_NAMES if (REPO / n).exists()), None)
-    landing = landing_page(readme, notebooks, references, site_url(repository_url), roadmap)
-    _write_if_changed(STAGE / "index.md", landing)
-    return STAGE
+    landing = landing_page(
+        readme, notebooks, references, site_url(repository_url), roadmap, edition
+    )
+    _write_if_changed(source / "index.md", landing)
+    return source
+
+
+def sphinx_command(edition: Edition, extra: list[str] | None = None) -> list[str]:
+    """Sphinx on one edition (warnings are errors: a broken link or page fails the build)."""
+    return [
+        *(sys.executable, "-m", "sphinx", "-b", "html", "-c", str(SITE)),
+        *("-d", str(edition.doctrees), "-W", "--keep-going", "-q"),
+        *("-D", f"language={edition.language}"),
+        *(extra or []),
+        *(str(edition.stage), str(edition.html)),
+    ]
 
 
 def build(extra: list[str] | None = None) -> int:
-    """Stage, then run Sphinx (warnings are errors: a broken link or page fails the build)."""
-    from sphinx.cmd.build import build_main
-
-    stage()
+    """Stage every edition, then run Sphinx on them side by side (one process each)."""
+    for edition in EDITIONS.values():
+        stage(edition)
+    _copy_tree(mathjax_es5(), BUILD / "static" / "mathjax")  # conf.py: html_static_path
     # Written anew each time (a page removed from the course must leave the site); what Sphinx
-    # read is cached in doctrees/, outside the published folder.
+    # read is cached in each edition's doctrees/, outside the published folder.
     shutil.rmtree(HTML, ignore_errors=True)
-    args = ["-b", "html", "-c", str(SITE), "-d", str(BUILD / "doctrees"), "-W", "--keep-going"]
-    args.append("-q")
-    return build_main([*args, *(extra or []), str(STAGE), str(HTML)])
+    HTML.mkdir(parents=True)
+    runs = []
+    for edition in EDITIONS.values():
+        log = (edition.build / "sphinx.log").open("w+", encoding="utf-8")
+        command = sphinx_command(edition, extra)
+        env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        runs.append((edition, log, subprocess.Popen(command, stdout=log, stderr=log, env=env)))
+    status = 0
+    for edition, log, run in runs:
+        code = run.wait()
+        log.seek(0)
+        output = log.read().strip()
+        log.close()
+        if output or code:
+            print(f"--- the {edition.name} edition ({edition.language}): exit code {code}")
+            print(output)
+        status = status or code
+    return status
 
 
 if __name__ == "__main__":

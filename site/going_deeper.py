@@ -1,8 +1,8 @@
 """Sphinx extension of the course site: every "Going deeper" section is a closed toggle.
 
-A notebook's Going-deeper section (a heading whose text says "Going deeper", and every cell up
-to the next heading of the same or a higher level: ``tools/course_sections.py``) is exactly
-the docutils ``section`` that MyST-NB builds from that heading. This post-transform keeps the
+A notebook's Going-deeper section (a heading whose text says "Going deeper", or 深入一步 in the
+Chinese edition, and every cell up to the next heading of the same or a higher level:
+``tools/course_sections.py``) is exactly the docutils ``section`` that MyST-NB builds from that heading. This post-transform keeps the
 section's title (so the page's table of contents and anchors stay) and wraps the rest of the
 section in ``<details class="course-going-deeper">``, closed: the site folds what JupyterLab's
 collapsed headings and Colab's collapsed sections fold. (MyST-NB's own ``hide-*`` cell tags
@@ -20,7 +20,11 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from course_sections import GOING_DEEPER  # noqa: E402
 
-SUMMARY = "Show this section (folded: not needed on the main path)"
+#: The toggle's label, in the language of the edition (conf.py's ``language``).
+SUMMARY = {
+    "en": "Show this section (folded: not needed on the main path)",
+    "zh_CN": "展开本节（已折叠：主线不需要它）",
+}
 
 
 class going_deeper(nodes.General, nodes.Element):  # noqa: N801 - docutils names nodes so
@@ -28,7 +32,8 @@ class going_deeper(nodes.General, nodes.Element):  # noqa: N801 - docutils names
 
 
 def visit_going_deeper(self, node: going_deeper) -> None:
-    self.body.append(f'<details class="course-going-deeper"><summary>{SUMMARY}</summary>\n')
+    summary = SUMMARY.get(self.config.language, SUMMARY["en"])
+    self.body.append(f'<details class="course-going-deeper"><summary>{summary}</summary>\n')
 
 
 def depart_going_deeper(self, node: going_deeper) -> None:

@@ -58,7 +58,7 @@ def test_the_checker_is_declared_where_it_lives(name, check):
     assert f"``{check.exercise.name}({arguments})``" in check.__doc__
     assert re.match(r"\d\d[b]?_[a-z0-9_]+ build exercise", check.__doc__), check.__doc__
     assert list(inspect.signature(check).parameters) == ["answer", "hint", "seed"]
-    for text in (check.exercise.hint, check.exercise.success):
+    for text in (check.exercise.shown_hint, check.exercise.shown_success):
         assert text == " ".join(text.split()) and text, f"{name}: {text!r}"
 
 

@@ -67,11 +67,14 @@ def test_a_learners_earlier_copy_still_imports(statement):
 
 
 def test_the_top_level_is_a_short_map():
-    """Concepts that need several files are packages; at most one private module at the top."""
+    """Concepts that need several files are packages; at most one private module at the top.
+
+    36: the 35 of the layout issue, plus ``i18n/``, the learner's language (the Chinese edition).
+    """
     entries = [
         p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.endswith(".pyc")
     ]
-    assert len(entries) <= 35, sorted(entries)
+    assert len(entries) <= 36, sorted(entries)
     private = [e for e in entries if e.startswith("_") and e not in ("__init__.py", "__main__.py")]
     assert private == ["_checks.py"], private
     readme = (PACKAGE / "README.md").read_text(encoding="utf-8")

@@ -1,11 +1,15 @@
 """The course website (site/, ``make site``): built from the stored notebooks, checked in Chromium.
 
-``make test-site`` builds the site, serves ``site/_build/html`` on 127.0.0.1 and opens EVERY page
-in headless Chromium (the launch flags and fixture of tests/test_browser.py): every image has
+``make test-site`` builds the site (the English edition at the root, the Chinese one under
+``zh/``), serves ``site/_build/html`` on 127.0.0.1 and opens EVERY page of both editions in
+headless Chromium (the launch flags and fixture of tests/test_browser.py): every image has
 loaded, every equation was typeset by the site's own MathJax (no raw ``$$`` or ``\\(`` left),
-every internal link answers 200 and its #anchor exists, the browser console stays clean, and
-no request leaves the local server (each one is recorded; an external one fails the test).
-Search must find "softmax". Screenshots go to ``screenshots/site/`` (git-ignored).
+every internal link answers 200 and its #anchor exists, the browser console stays clean, no
+request leaves the local server (each one is recorded; an external one fails the test), and the
+language switch leads to the same page in the other edition (or to its landing page where it has
+no such page), and back. Search must find "softmax" in English and 注意力 in Chinese.
+Screenshots go to ``screenshots/site/`` (git-ignored): every page's top, first equation, figure,
+table and widget note (``zh_notebooks_07_softmax/`` for the Chinese 07), and the searches.
 
 The tests without the ``site`` marker (the README's link, the widget stills, the landing page)
 need no browser and run in ``make test``.
@@ -36,20 +40,32 @@ VIEWPORT = {"width": 1280, "height": 900}
 
 course_site = load_script("site/course_site.py")
 HTML = course_site.HTML
+ENGLISH, CHINESE = course_site.ENGLISH, course_site.CHINESE
+EDITIONS = list(course_site.EDITIONS.values())
 
 
 def _pages() -> list[str]:
     if not HTML.is_dir():
         return []
-    skip = ("_static/", "_sources/", "_images/", "jupyter_execute/", ".doctrees/")
+    skip = {"_static", "_sources", "_images", "jupyter_execute", ".doctrees"}
     return sorted(
         p.relative_to(HTML).as_posix()
         for p in HTML.rglob("*.html")
-        if not p.relative_to(HTML).as_posix().startswith(skip)
+        if not skip.intersection(p.relative_to(HTML).parts)
     )
 
 
 PAGES = _pages()
+
+
+def _edition_of(page: str):
+    """The edition a built page belongs to (the one in the deepest matching folder)."""
+    return max((e for e in EDITIONS if page.startswith(e.folder)), key=lambda e: len(e.folder))
+
+
+def _other(edition):
+    (other,) = [e for e in EDITIONS if e is not edition]
+    return other
 
 
 # -- without a browser (make test) ----------------------------------------------------------
@@ -70,8 +86,15 @@ def test_site_url_is_the_github_pages_address():
         site_url("https://gitlab.com/a/b")
 
 
-def test_widget_views_become_still_pictures_with_a_note():
-    path = REPO / "notebooks" / "03_positional_encoding.ipynb"
+@pytest.mark.parametrize(
+    ("edition", "says"),
+    [(ENGLISH, "comes alive"), (CHINESE, "动起来")],
+    ids=lambda e: getattr(e, "language", None),
+)
+def test_widget_views_become_still_pictures_with_a_note(edition, says):
+    path = REPO / edition.notebooks / "03_positional_encoding.ipynb"
+    if not path.exists():
+        pytest.skip(f"no {path.relative_to(REPO)} yet")
     nb = json.loads(path.read_text(encoding="utf-8"))
     models = course_site._models(nb)
     views = [
@@ -81,9 +104,9 @@ def test_widget_views_become_still_pictures_with_a_note():
         if course_site.WIDGET_VIEW in o.get("data", {})
     ]
     assert views and models, "03 stores a widget and its state"
-    outputs = course_site.still_outputs(views[0], models, "https://colab.example/03")
+    outputs = course_site.still_outputs(views[0], models, "https://colab.example/03", edition)
     note = outputs[0]["data"]["text/html"]
-    assert "comes alive" in note and "JupyterLab" in note and "https://colab.example/03" in note
+    assert says in note and "JupyterLab" in note and "https://colab.example/03" in note
     assert "d_model = 64" in note, "the note names the knobs and where they stood"
     assert any("image/png" in o.get("data", {}) for o in outputs[1:]), "the still picture"
 
@@ -114,6 +137,67 @@ def test_links_to_repository_files_go_to_github():
     assert f"![badge](../{course_site.LOCAL_BADGE})" in out
 
 
+def test_chinese_links_are_rewritten_for_the_staged_layout():
+    """notebooks/zh/NN.ipynb is staged as notebooks/NN.ipynb: its links follow it."""
+    staged = {
+        "notebooks/zh/07_softmax.ipynb": "notebooks/07_softmax.ipynb",
+        "notebooks/zh/05_scale.ipynb": "notebooks/05_scale.ipynb",
+        "README.zh-CN.md": "index.md",
+        "GLOSSARY.md": "GLOSSARY.md",
+        "images/gpt_overview.png": "images/gpt_overview.png",
+    }
+    elsewhere = {"SOURCES.md": "../SOURCES.html", "README.md": "../index.html"}
+    text = (
+        "[前一个](05_scale.ipynb#goals) ![图](../../images/gpt_overview.png) "
+        '<img src="../../images/gpt_overview.png"> [术语](../../GLOSSARY.md) '
+        "[来源](../../SOURCES.md#seeds) [库](../../lib/transformer_course/attention.py)\n"
+        "```python\nprint('[not a link](../../SOURCES.md)')\n```\n"
+    )
+    out = course_site.rewrite_links(
+        text, "notebooks/zh/07_softmax.ipynb", staged, "https://github.com/o/n", elsewhere
+    )
+    assert "[前一个](05_scale.ipynb#goals)" in out
+    assert "![图](../images/gpt_overview.png)" in out
+    assert '<img src="../images/gpt_overview.png">' in out
+    assert "[术语](../GLOSSARY.md)" in out
+    assert '<a href="../../SOURCES.html#seeds">来源</a>' in out, "the English page, as raw HTML"
+    assert "[库](https://github.com/o/n/blob/main/lib/transformer_course/attention.py)" in out
+    assert "[not a link](../../SOURCES.md)" in out, "code is left as written"
+    landing = course_site.rewrite_links(
+        "[English](README.md) [07](notebooks/zh/07_softmax.ipynb)",
+        "README.zh-CN.md",
+        staged,
+        "https://github.com/o/n",
+        elsewhere,
+    )
+    assert landing == '<a href="../index.html">English</a> [07](notebooks/07_softmax.ipynb)'
+
+
+def test_both_editions_stage_the_same_layout():
+    """A page and its translation have one name: the switch and every relative link rely on it."""
+    english, chinese = course_site.edition_pages(ENGLISH), course_site.edition_pages(CHINESE)
+    assert english["README.md"] == chinese["README.zh-CN.md"] == "index.md"
+    for page, staged in chinese.items():
+        if page.startswith("notebooks/zh/"):
+            assert staged == page.replace("notebooks/zh/", "notebooks/")
+            assert staged in english.values(), f"{page} translates no English notebook"
+    assert course_site.other_editions_pages(CHINESE)["SOURCES.md"] == "../SOURCES.html"
+    assert course_site.other_editions_pages(ENGLISH)["README.zh-CN.md"] == "zh/index.html"
+
+
+def test_language_switch_urls_are_relative():
+    others = {"index", "notebooks/07_softmax", "search"}
+    url = course_site.counterpart_url
+    assert (
+        url("notebooks/07_softmax", ENGLISH, CHINESE, others) == "../zh/notebooks/07_softmax.html"
+    )
+    assert url("SOURCES", ENGLISH, CHINESE, others) == "zh/index.html", "no counterpart: home"
+    assert (
+        url("notebooks/07_softmax", CHINESE, ENGLISH, others) == "../../notebooks/07_softmax.html"
+    )
+    assert url("search", CHINESE, ENGLISH, others) == "../search.html"
+
+
 def test_landing_page_links_notebooks_and_lists_them_in_order():
     notebooks = course_site.notebook_paths()
     readme = "# Course\n\nRead it at https://o.github.io/n/\n\n| `00_setup` | check |\n"
@@ -126,6 +210,10 @@ def test_landing_page_links_notebooks_and_lists_them_in_order():
     assert toc == [f"notebooks/{p.stem}" for p in notebooks]
     assert "\nAPI_REFERENCE\n" in page
     assert "roadmap" not in page
+    chinese = course_site.landing_page(
+        readme, notebooks, ["GLOSSARY.md"], "https://o.github.io/n/", None, CHINESE
+    )
+    assert f":caption: {CHINESE.words['notebooks']}" in chinese and "\nGLOSSARY\n" in chinese
 
 
 def test_landing_page_shows_the_roadmap_once():
@@ -170,6 +258,11 @@ def site():
     server.server_close()
 
 
+#: The ids of every page a link led to (None: no such file), shared by all the tests: each page
+#: links to every other one (the navigation), and the site does not change during the tests.
+_LINK_TARGETS: dict[str, set[str] | None] = {}
+
+
 class Visitor:
     """One browser tab that records every request and console message of the pages it opens."""
 
@@ -189,7 +282,7 @@ class Visitor:
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url}"))
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        self._ids: dict[str, set[str]] = {}
+        self._ids = _LINK_TARGETS  # the site does not change while the tests read it
 
     def _route(self, route):
         url = route.request.url
@@ -241,6 +334,12 @@ class Visitor:
                     raw: raw.concat(inline.slice(0, 3)),
                 };
             }"""
+        )
+
+    def switches(self) -> list[str]:
+        """The language switches of the page (their resolved URLs)."""
+        return self.page.evaluate(
+            "() => [...document.querySelectorAll('a.course-language-switch')].map(a => a.href)"
         )
 
     def links(self) -> list[str]:
@@ -323,14 +422,15 @@ def visitor(browser, site):  # noqa: F811 - the fixture of tests/test_browser.py
 
 
 @pytest.mark.site
-def test_site_has_every_notebook_and_the_reference_pages():
+@pytest.mark.parametrize("edition", EDITIONS, ids=lambda e: e.language)
+def test_site_has_every_notebook_and_the_reference_pages(edition):
     assert PAGES, f"no built site under {HTML}: run `make site`"
-    for path in course_site.notebook_paths():
-        assert f"notebooks/{path.stem}.html" in PAGES
-    assert "index.html" in PAGES and "search.html" in PAGES
-    for name in course_site.REFERENCE_PAGES:
-        if name in course_site.GENERATED_PAGES or (REPO / name).exists():
-            assert f"{Path(name).stem}.html" in PAGES, f"{name} exists but is not on the site"
+    root = edition.folder
+    for path in course_site.notebook_paths(edition):
+        assert f"{root}notebooks/{path.stem}.html" in PAGES
+    assert f"{root}index.html" in PAGES and f"{root}search.html" in PAGES
+    for name in course_site.reference_names(edition):
+        assert f"{root}{Path(name).stem}.html" in PAGES, f"{name} exists but is not on the site"
 
 
 @pytest.mark.site
@@ -353,6 +453,15 @@ def test_page_renders_offline_with_math_images_and_links(visitor, page):
         problems.append(f"requests to other hosts: {sorted(set(visitor.external))}")
     if visitor.errors:
         problems.append(f"browser errors: {visitor.errors}")
+    edition = _edition_of(page)
+    other = _other(edition)
+    docname = page.removeprefix(edition.folder).removesuffix(".html")
+    expected = urllib.parse.urljoin(
+        visitor.base + page,
+        course_site.counterpart_url(docname, edition, other, course_site.docnames(other)),
+    )
+    if visitor.switches() != [expected]:
+        problems.append(f"language switch {visitor.switches()}, expected [{expected}]")
     name = page.removesuffix(".html").replace("/", "_")
     taken = visitor.screenshots(SCREENSHOTS / name)
     (SCREENSHOTS / name / "checks.txt").write_text(
@@ -364,8 +473,9 @@ def test_page_renders_offline_with_math_images_and_links(visitor, page):
 
 
 @pytest.mark.site
-def test_pages_with_equations_are_typeset_by_the_local_mathjax(visitor):
-    visitor.open("notebooks/05_scale.html")
+@pytest.mark.parametrize("edition", EDITIONS, ids=lambda e: e.language)
+def test_pages_with_equations_are_typeset_by_the_local_mathjax(visitor, edition):
+    visitor.open(f"{edition.folder}notebooks/05_scale.html")
     math = visitor.math()
     assert math["elements"] > 0 and math["containers"] >= math["elements"]
     scripts = visitor.page.evaluate("() => [...document.scripts].map(s => s.src).filter(s => s)")
@@ -387,13 +497,62 @@ def test_search_finds_softmax(visitor):
 
 
 @pytest.mark.site
-def test_next_link_follows_course_order(visitor):
-    notebooks = [p.stem for p in course_site.notebook_paths()]
-    visitor.open(f"notebooks/{notebooks[0]}.html")
+def test_chinese_search_finds_attention(visitor):
+    """Sphinx's Chinese search, its index cut into words by jieba: 注意力 finds the notebooks."""
+    visitor.open(f"{CHINESE.folder}search.html?q=" + urllib.parse.quote("注意力"))
+    results = visitor.page.locator("#search-results li, ul.search li")
+    results.first.wait_for(timeout=30_000)
+    hrefs = visitor.page.evaluate(
+        "() => [...document.querySelectorAll('#search-results li a, ul.search li a')].map(a => a.href)"
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    visitor.page.screenshot(path=str(SCREENSHOTS / "search-zh-attention.png"))
+    found = {h.split("#")[0] for h in hrefs}
+    assert any(f"/{CHINESE.folder}notebooks/08_v_attention.html" in h for h in found), hrefs
+    assert all(h.startswith(visitor.base + CHINESE.folder) for h in found), hrefs
+    placeholder = visitor.page.locator("input[name=q]").first.get_attribute("placeholder")
+    assert placeholder == CHINESE.words["search"], "the theme's words are Chinese"
+    assert not visitor.external and not visitor.errors, (visitor.external, visitor.errors)
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("docname", ["index", "notebooks/07_softmax", "GLOSSARY"])
+def test_language_switch_leads_to_the_counterpart_and_back(visitor, docname):
+    """Click the switch on an English page: the same page in Chinese; click again: back."""
+    visitor.open(f"{docname}.html")
+    for edition in (CHINESE, ENGLISH):
+        with visitor.page.expect_navigation():
+            visitor.page.locator("a.course-language-switch").click()
+        visitor.page.wait_for_load_state("load")
+        assert visitor.page.url == f"{visitor.base}{edition.folder}{docname}.html"
+        lang = visitor.page.evaluate("() => document.documentElement.lang")
+        assert lang == edition.hreflang, (visitor.page.url, lang)
+        label = visitor.page.locator("a.course-language-switch").inner_text().strip()
+        assert label == _other(edition).name, label
+    assert not visitor.external and not visitor.errors, (visitor.external, visitor.errors)
+
+
+@pytest.mark.site
+def test_english_only_pages_switch_to_the_chinese_landing_page(visitor):
+    english_only = [n for n in course_site.reference_names(ENGLISH) if n not in CHINESE.references]
+    if not english_only:
+        pytest.skip("every English reference page has a Chinese one")
+    visitor.open(f"{Path(english_only[0]).stem}.html")
+    with visitor.page.expect_navigation():
+        visitor.page.locator("a.course-language-switch").click()
+    assert visitor.page.url == f"{visitor.base}{CHINESE.folder}index.html"
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("edition", EDITIONS, ids=lambda e: e.language)
+def test_next_link_follows_course_order(visitor, edition):
+    notebooks = [p.stem for p in course_site.notebook_paths(edition)]
+    visitor.open(f"{edition.folder}notebooks/{notebooks[0]}.html")
     following = visitor.page.evaluate(
         "() => { const a = document.querySelector('a.right-next'); return a ? a.href : null; }"
     )
-    assert following and following.endswith(f"notebooks/{notebooks[1]}.html"), following
+    expected = f"{visitor.base}{edition.folder}notebooks/{notebooks[1]}.html"
+    assert following == expected, following
 
 
 def _going_deeper_headings(path: Path) -> int:
@@ -402,14 +561,23 @@ def _going_deeper_headings(path: Path) -> int:
     return sum(is_going_deeper(c) for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
 
 
-FOLDING = [p for p in course_site.notebook_paths() if _going_deeper_headings(p)]
+FOLDING = [
+    (edition, path)
+    for edition in EDITIONS
+    for path in course_site.notebook_paths(edition)
+    if _going_deeper_headings(path)
+]
 
 
 @pytest.mark.site
-@pytest.mark.parametrize("path", FOLDING, ids=[p.stem for p in FOLDING])
-def test_going_deeper_sections_are_closed_toggles(visitor, path):
+@pytest.mark.parametrize(
+    ("edition", "path"), FOLDING, ids=[f"{e.language}-{p.stem}" for e, p in FOLDING]
+)
+def test_going_deeper_sections_are_closed_toggles(visitor, edition, path):
     """Each Going-deeper section of the notebook is a closed <details> under its heading."""
-    visitor.open(f"notebooks/{path.stem}.html")
+    from course_sections import GOING_DEEPER  # tools/course_sections.py
+
+    visitor.open(f"{edition.folder}notebooks/{path.stem}.html")
     toggles = visitor.page.evaluate(
         """() => [...document.querySelectorAll('details.course-going-deeper')].map(d => ({
             open: d.open,
@@ -421,5 +589,5 @@ def test_going_deeper_sections_are_closed_toggles(visitor, path):
     )
     assert len(toggles) == _going_deeper_headings(path), toggles
     for toggle in toggles:
-        assert "going deeper" in (toggle["heading"] or "").lower(), toggle
+        assert GOING_DEEPER.search(toggle["heading"] or ""), toggle
         assert not toggle["open"] and toggle["hidden"] and toggle["summary"], toggle

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-GOING_DEEPER = re.compile(r"(?i)going deeper")
+#: The Chinese edition's headings say 深入一步 ("one step deeper"; tools/i18n.py).
+GOING_DEEPER = re.compile(r"(?i)going deeper|深入一步")
 HEADING = re.compile(r"\s*(#{1,6})\s")
 #: JupyterLab's cell metadata for a collapsed heading (JupyterLab >= 3.1 reads and writes it).
 JUPYTERLAB_COLLAPSED = "jp-MarkdownHeadingCollapsed"

@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
 from transformer_course.device import reproducible_cpu_environment  # noqa: E402
+from transformer_course.i18n import STRICT_ENVIRONMENT  # noqa: E402
 from transformer_course.notebook import clear_outputs, colab_install_command  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
@@ -90,10 +91,13 @@ def to_percent(nb: nbformat.NotebookNode) -> str:
 
 
 def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    language = nb.metadata.get("language")  # a translated notebook's (notebooks/zh: "zh-CN")
     nb.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
+    if language:
+        nb.metadata["language"] = language
     nb.nbformat, nb.nbformat_minor = 4, 5
     split_headings(nb)  # before numbering: a Going-deeper heading gets a cell of its own
     for index, cell in enumerate(nb.cells):
@@ -107,17 +111,22 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.NotebookNode:
+def execute(
+    nb: nbformat.NotebookNode, timeout: int = 1800, folder: Path = REPO / "notebooks"
+) -> nbformat.NotebookNode:
     # The same pinned CPU kernels and single thread as the test suite (see conftest.py), so
     # the stored outputs are computed exactly as nbval recomputes them on any x86-64 machine.
     for name, value in reproducible_cpu_environment().items():
         os.environ.setdefault(name, value)
+    os.environ.setdefault(
+        STRICT_ENVIRONMENT, "1"
+    )  # a Chinese notebook never prints English feedback
     clear_outputs(nb)
     client = NotebookClient(
         nb,
         timeout=timeout,
         kernel_name="python3",
-        resources={"metadata": {"path": str(REPO / "notebooks")}},
+        resources={"metadata": {"path": str(folder)}},  # where nbval runs it: its own folder
     )
     client.execute()
     for cell in nb.cells:  # nbclient adds timing metadata; keep the files stable
@@ -128,7 +137,7 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
 def run(path: Path) -> float:
     nb = normalise(nbformat.read(path, as_version=4), path.name)
     start = time.perf_counter()
-    execute(nb)
+    execute(nb, folder=path.resolve().parent)
     nbformat.write(nb, path)
     return time.perf_counter() - start
 
@@ -172,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         nb = normalise(nb, args.notebook.name)
         start = time.perf_counter()
         if not args.no_execute:
-            execute(nb)
+            execute(nb, folder=args.notebook.resolve().parent)
         nbformat.write(nb, args.notebook)
         print(f"{args.notebook}: built in {time.perf_counter() - start:.1f} s")
     elif args.command == "fold":

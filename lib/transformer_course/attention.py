@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _checks as check
+from .i18n import _
 from .kv_cache import KVCache
 from .positional import apply_rope
 
@@ -243,7 +244,11 @@ class MultiHeadAttention(nn.Module):
         head_dim = d_model // n_heads
         if rope:
             if head_dim % 2:
-                raise ValueError(f"rope needs an even head size d_model // n_heads, got {head_dim}")
+                raise ValueError(
+                    _("rope needs an even head size d_model // n_heads, got {head_dim}").format(
+                        head_dim=head_dim
+                    )
+                )
             check.number("rope_base", rope_base, above=1.0)
         self.d_model = d_model
         self.n_heads = n_heads

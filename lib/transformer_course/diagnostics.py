@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from . import _checks
+from .i18n import _
 
 __all__ = [
     "InitialLossCheck",
@@ -72,7 +73,7 @@ def describe_loss(loss: float | torch.Tensor) -> str:
     value = _check_loss("loss", loss)
     ppl = perplexity(value)
     shown = f"{ppl:,.0f}" if ppl >= 10 else f"{ppl:.2f}"
-    return f"loss {value:.2f} (perplexity {shown})"
+    return _("loss {value:.2f} (perplexity {shown})").format(value=value, shown=shown)
 
 
 @dataclass(frozen=True)
@@ -113,17 +114,17 @@ class InitialLossCheck:
     def meaning(self) -> str:
         """What the gap means, in a sentence or two."""
         if not math.isfinite(self.loss):
-            return (
+            return _(
                 "the very first loss is not finite: the forward pass itself overflows (inputs or "
                 "weights of absurd size, a division by zero in a norm); check the model before training."
             )
         if self.ok:
-            return (
+            return _(
                 "normal: an untrained model spreads its probability almost evenly, so it scores "
                 "about ln V, and training starts from there."
             )
         if self.gap > 0:
-            too_high = (
+            too_high = _(
                 "too high: the untrained model is already confident, and wrong. Its logits are far "
                 "from equal, which usually means weights initialised too large (std 1 instead of "
                 "0.02, an output layer that skipped the small init), logits that are not centred "
@@ -131,13 +132,13 @@ class InitialLossCheck:
                 "it; fix the init instead."
             )
             if self.vocab_size < 1000 and self.gap < 1.0:  # the one harmless cause of a small gap
-                too_high += (
+                too_high += _(
                     " Or harmless: with a tied output layer, the scaled token table "
                     "(embedding_scale='sqrt_d_model') and a vocabulary this small, the input token's "
                     "own logit stands out and lifts the first loss by about half a nat."
                 )
             return too_high
-        return (
+        return _(
             "too low: an untrained model cannot beat uniform guessing. Either V is not the "
             "model's vocabulary size (ln V of another vocabulary), the weights are not fresh "
             "(a loaded or already trained model), or the model sees its targets (inputs not "
@@ -145,15 +146,32 @@ class InitialLossCheck:
         )
 
     def __str__(self) -> str:
-        head = (
-            f"step-0 loss {self.loss:.2f} vs ln V = ln {self.vocab_size:,} = {self.expected:.2f} "
-            f"(gap {self.gap:+.2f}, tolerance ±{self.tolerance:g})"
+        values = dict(
+            loss=self.loss,
+            vocab_size=self.vocab_size,
+            expected=self.expected,
+            gap=self.gap,
+            tolerance=self.tolerance,
+            std=self.logit_std,
+            predicted=self.predicted,
         )
-        if self.logit_std is not None:
-            head += f"; logit std σ = {self.logit_std:.2f}"
-            if self.logit_std < 1.5:  # the σ²/2 estimate holds for small spreads only
-                head += f", which predicts ln V + σ²/2 = {self.predicted:.2f}"
-        return f"{head}: {self.meaning}"
+        if self.logit_std is None:
+            head = _(
+                "step-0 loss {loss:.2f} vs ln V = ln {vocab_size:,} = {expected:.2f} "
+                "(gap {gap:+.2f}, tolerance ±{tolerance:g})"
+            )
+        elif self.logit_std < 1.5:  # the σ²/2 estimate holds for small spreads only
+            head = _(
+                "step-0 loss {loss:.2f} vs ln V = ln {vocab_size:,} = {expected:.2f} "
+                "(gap {gap:+.2f}, tolerance ±{tolerance:g}); logit std σ = {std:.2f}, "
+                "which predicts ln V + σ²/2 = {predicted:.2f}"
+            )
+        else:
+            head = _(
+                "step-0 loss {loss:.2f} vs ln V = ln {vocab_size:,} = {expected:.2f} "
+                "(gap {gap:+.2f}, tolerance ±{tolerance:g}); logit std σ = {std:.2f}"
+            )
+        return _("{head}: {meaning}").format(head=head.format(**values), meaning=self.meaning)
 
     __repr__ = __str__
 
@@ -286,7 +304,7 @@ class SampleRecorder:
     def final(self, history: Any) -> Milestone:
         """Store (and return) the sample of the trained model, labelled "final"."""
         losses = history.train_loss[-self.window :]
-        self._store("final", history.steps, sum(losses) / max(len(losses), 1))
+        self._store(_("final"), history.steps, sum(losses) / max(len(losses), 1))
         return self.milestones[-1]
 
 

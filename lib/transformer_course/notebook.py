@@ -10,15 +10,19 @@ from dataclasses import dataclass
 import torch
 
 from .device import pick_device, seed_everything
+from .i18n import _, language
+from .i18n import set_language as set_language  # the learner's switch, beside setup_notebook
 
 
 @dataclass(frozen=True)
 class CourseSession:
-    """What ``setup_notebook`` decided: the device, the seed, and whether this is Colab."""
+    """What ``setup_notebook`` decided: the device, the seed, whether this is Colab, and the
+    language the library's feedback is shown in ("en" or "zh")."""
 
     device: torch.device
     seed: int
     in_colab: bool
+    lang: str = "en"
 
     def generator(self, seed: int | None = None) -> torch.Generator:
         """A fresh CPU generator seeded with ``seed`` (the session's seed by default)."""
@@ -41,13 +45,20 @@ def colab_install_command(repository: str, ref: str = "main") -> str:
 
 
 def setup_notebook(
-    seed: int = 0, device: str | None = None, quiet_warnings: bool = True
+    seed: int = 0, device: str | None = None, quiet_warnings: bool = True, lang: str | None = None
 ) -> CourseSession:
     """Seed everything, set print options, pick the device; print nothing.
 
     Nothing is printed on purpose: a notebook's stored outputs must be the same
     on every machine, and the device differs between them.
+
+    ``lang`` is the language of everything the library shows the learner (checkers' verdicts and
+    hints, widget labels, the progress table, training messages): ``"en"`` or ``"zh"`` (the
+    Chinese notebooks pass ``lang="zh"``). ``None`` leaves it to the environment variable
+    ``TRANSFORMER_COURSE_LANG`` (English when unset); :func:`set_language` changes it later.
     """
+    if lang is not None:
+        set_language(lang)  # first: a wrong lang fails before anything else changes
     seed_everything(seed)
     torch.set_printoptions(precision=4, sci_mode=False, linewidth=110)
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
@@ -65,15 +76,17 @@ def setup_notebook(
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", message=".*Glyph.*missing from font.*")
-    return CourseSession(device=pick_device(device), seed=seed, in_colab=in_colab())
+    return CourseSession(
+        device=pick_device(device), seed=seed, in_colab=in_colab(), lang=language()
+    )
 
 
 def _row(check: str, ok: bool, detail: str, fix: str) -> dict[str, str]:
     return {
-        "check": check,
-        "status": "ok" if ok else "MISSING",
-        "detail": detail,
-        "if not ok": "" if ok else fix,
+        _("check"): check,
+        _("status"): _("ok") if ok else _("MISSING"),
+        _("detail"): detail,
+        _("if not ok"): "" if ok else fix,
     }
 
 
@@ -81,23 +94,24 @@ def _package_rows() -> list[dict[str, str]]:
     import platform
 
     version = sys.version_info
+    accelerators = {
+        "cuda": "CUDA GPU",
+        "mps": "Apple MPS",
+        "cpu": _("none (CPU only: every notebook still runs)"),
+    }
     rows = [
         _row("Python 3.10–3.13", (3, 10) <= version[:2] <= (3, 13), platform.python_version(),
-             "install Python 3.10–3.13 and run `make lab` again"),
+             _("install Python 3.10–3.13 and run `make lab` again")),
         _row("PyTorch", True, torch.__version__, ""),
-        _row("accelerator", True, {"cuda": "CUDA GPU", "mps": "Apple MPS",
-             "cpu": "none (CPU only: every notebook still runs)"}[pick_device().type], ""),
+        _row(_("accelerator"), True, accelerators[pick_device().type], ""),
     ]  # fmt: skip
+    widgets = _("ipywidgets 7.7+ (widgets)")
     try:
         import ipywidgets
 
-        rows.append(_row("ipywidgets 7.7+ (widgets)", True, ipywidgets.__version__, ""))
+        rows.append(_row(widgets, True, ipywidgets.__version__, ""))
     except ImportError:
-        rows.append(
-            _row(
-                "ipywidgets 7.7+ (widgets)", False, "not installed", "pip install 'ipywidgets>=7.7'"
-            )
-        )
+        rows.append(_row(widgets, False, _("not installed"), "pip install 'ipywidgets>=7.7'"))
     return rows
 
 
@@ -105,22 +119,26 @@ def _data_rows() -> list[dict[str, str]]:
     from .data import CORPUS_ENV_VAR, CORPUS_FILENAME, CorpusMismatchError, corpus_path
     from .tokenizer import TIKTOKEN_ENV_VAR, get_encoding
 
-    corpus = "corpus (sales textbook)"
+    corpus = _("corpus (sales textbook)")
     try:
         path = corpus_path(download=False)
-        rows = [_row(corpus, True, f"{path.name}, {path.stat().st_size:,} bytes", "")]
+        detail = _("{name}, {size:,} bytes").format(name=path.name, size=path.stat().st_size)
+        rows = [_row(corpus, True, detail, "")]
     except CorpusMismatchError as exc:  # there, but not the course's file: say so, not "missing"
-        rows = [_row(corpus, False, "damaged or a different file (SHA-256 differs)", str(exc))]
+        rows = [_row(corpus, False, _("damaged or a different file (SHA-256 differs)"), str(exc))]
     except (FileNotFoundError, ValueError):
-        rows = [_row(corpus, False, "not downloaded yet",
-                     f"run `data.load_text()` online once, or put {CORPUS_FILENAME} in the course's "
-                     f"data/ folder, or set ${CORPUS_ENV_VAR}")]  # fmt: skip
-    tokenizer = "tokenizer (tiktoken cl100k_base)"
+        rows = [_row(corpus, False, _("not downloaded yet"),
+                     _("run `data.load_text()` online once, or put {filename} in the course's "
+                       "data/ folder, or set ${variable}").format(
+                         filename=CORPUS_FILENAME, variable=CORPUS_ENV_VAR))]  # fmt: skip
+    tokenizer = _("tokenizer (tiktoken cl100k_base)")
     try:
-        rows.append(_row(tokenizer, True, f"{get_encoding('cl100k_base').n_vocab:,} tokens", ""))
+        count = _("{n:,} tokens").format(n=get_encoding("cl100k_base").n_vocab)
+        rows.append(_row(tokenizer, True, count, ""))
     except RuntimeError:
-        rows.append(_row(tokenizer, False, "no cached copy",
-                         f"run once online, or set ${TIKTOKEN_ENV_VAR} to a folder holding the tiktoken cache"))  # fmt: skip
+        rows.append(_row(tokenizer, False, _("no cached copy"),
+                         _("run once online, or set ${variable} to a folder holding the tiktoken "
+                           "cache").format(variable=TIKTOKEN_ENV_VAR)))  # fmt: skip
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from . import _checks as check
+from .i18n import _
 
 
 def _check_size(name: str, value: object, even: bool = False) -> int:
@@ -57,8 +58,10 @@ def apply_rope(
     seq_len, head_dim = x.shape[-2], x.shape[-1]
     if head_dim % 2:
         raise ValueError(
-            f"the last dimension of x (head size D) must be even for RoPE, "
-            f"which rotates pairs of features; got D={head_dim}"
+            _(
+                "the last dimension of x (head size D) must be even for RoPE, "
+                "which rotates pairs of features; got D={head_dim}"
+            ).format(head_dim=head_dim)
         )
     if positions is None:
         positions = torch.arange(seq_len, device=x.device)  # (T,)

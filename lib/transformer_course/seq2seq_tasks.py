@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from . import _checks as check
+from .i18n import _
 
 if TYPE_CHECKING:  # the task does not need the model to exist; only the training loop uses one
     from .encoder_decoder import EncoderDecoder
@@ -176,7 +177,9 @@ def train_seq2seq(
     losses = []
     for step in range(steps):
         batch = task.random_batch(batch_size, generator, exclude=exclude)
-        _, loss = model(batch.src.to(device), batch.tgt_in.to(device), batch.tgt_out.to(device))
+        _logits, loss = model(
+            batch.src.to(device), batch.tgt_in.to(device), batch.tgt_out.to(device)
+        )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -184,7 +187,7 @@ def train_seq2seq(
         schedule.step()
         losses.append(loss.item())
         if log_every and (step % log_every == 0 or step == steps - 1):
-            print(f"step {step:4d}  loss {loss.item():.4f}")
+            print(_("step {step:4d}  loss {loss:.4f}").format(step=step, loss=loss.item()))
     model.eval()
     return losses
 

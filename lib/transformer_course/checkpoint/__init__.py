@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from ..device import unwrap
+from ..i18n import _
 from .files import (
     FORMAT,
     CheckpointError,
@@ -84,8 +85,9 @@ def _plain(value: Any, where: str) -> Any:
     if value is None or isinstance(value, (bool, int, float, str, torch.Tensor)):
         return value
     raise TypeError(
-        f"{where} is a {type(value).__name__}; checkpoint metadata must be numbers, strings, "
-        "lists, dicts, dataclasses or tensors (what weights_only loading accepts)"
+        _(
+            "{where} is a {kind}; checkpoint metadata must be numbers, strings, lists, dicts, dataclasses or tensors (what weights_only loading accepts)"
+        ).format(where=where, kind=type(value).__name__)
     )
 
 
@@ -125,11 +127,13 @@ def save_checkpoint(
     state = unwrap(model).state_dict()
     broken = non_finite_tensors(state)
     if broken:
-        shown = ", ".join(broken[:3]) + (f" and {len(broken) - 3} more" if len(broken) > 3 else "")
+        shown = ", ".join(broken[:3]) + (
+            _(" and {n} more").format(n=len(broken) - 3) if len(broken) > 3 else ""
+        )
         raise NonFiniteWeightsError(
-            f"not saving to {target}: the model's weights hold NaN or inf ({shown}), so training "
-            "has diverged; an earlier checkpoint there is left intact. Resume from it with a lower "
-            "learning rate, or start again"
+            _(
+                "not saving to {target}: the model's weights hold NaN or inf ({shown}), so training has diverged; an earlier checkpoint there is left intact. Resume from it with a lower learning rate, or start again"
+            ).format(target=target, shown=shown)
         )
     payload: dict[str, Any] = {
         "format": FORMAT,
@@ -169,7 +173,9 @@ def _with_legacy_fields(saved: Any, config: Any) -> Any:
 def _config_differences(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
     keys = sorted(saved.keys() | current.keys())
     return [
-        f"{key}: checkpoint {saved.get(key, '(absent)')!r}, model {current.get(key, '(absent)')!r}"
+        _("{key}: checkpoint {saved!r}, model {current!r}").format(
+            key=key, saved=saved.get(key, "(absent)"), current=current.get(key, "(absent)")
+        )
         for key in keys
         if saved.get(key, "(absent)") != current.get(key, "(absent)")
     ]
@@ -189,23 +195,22 @@ def _check_kind(checkpoint: dict[str, Any], path: Any, model: nn.Module) -> None
     current = type(model).__name__
     if saved is not None and current in ("GPT", "EncoderDecoder") and saved != current:
         raise CheckpointError(
-            f"{path} holds a {saved} model, not a {current}: build a {saved} from the "
-            f"checkpoint's config ({saved}({saved}Config(**checkpoint['model_config'])) after "
-            f"read_checkpoint(path)) and load into that, or pass a {current} checkpoint"
+            _(
+                "{path} holds a {saved} model, not a {current}: build a {saved} from the checkpoint's config ({saved}({saved}Config(**checkpoint['model_config'])) after read_checkpoint(path)) and load into that, or pass a {current} checkpoint"
+            ).format(path=path, saved=saved, current=current)
         )
 
 
 def _optimizer_mismatch(saved: dict[str, Any], optimizer: torch.optim.Optimizer) -> str | None:
     groups = saved.get("param_groups") if isinstance(saved, dict) else None
     if not isinstance(groups, list):
-        return "the stored optimizer state has no parameter groups"
+        return _("the stored optimizer state has no parameter groups")
     stored = [len(g.get("params", [])) for g in groups if isinstance(g, dict)]
     current = [len(g["params"]) for g in optimizer.param_groups]
     if stored != current:
-        return (
-            f"the checkpoint's optimizer has {len(stored)} parameter group(s) of {stored} tensors, "
-            f"this one {len(current)} group(s) of {current}"
-        )
+        return _(
+            "the checkpoint's optimizer has {n} parameter group(s) of {stored} tensors, this one {n_current} group(s) of {current}"
+        ).format(n=len(stored), stored=stored, n_current=len(current), current=current)
     return None
 
 
@@ -241,38 +246,41 @@ def _load_into(
         if saved is not None and current is not None and saved != current:
             differences = "; ".join(_config_differences(saved, current))
             raise CheckpointError(
-                f"{path} was saved for a differently configured model ({differences}). Build the "
-                "model from the checkpoint's config (model_from_checkpoint(path), or "
-                "GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
+                _(
+                    "{path} was saved for a differently configured model ({differences}). Build the model from the checkpoint's config (model_from_checkpoint(path), or GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
+                ).format(path=path, differences=differences)
             )
     if optimizer is not None:
         if checkpoint.get("optimizer") is None:
             raise CheckpointError(
-                f"{path} holds no optimizer state; it cannot resume training, only load weights"
+                _(
+                    "{path} holds no optimizer state; it cannot resume training, only load weights"
+                ).format(path=path)
             )
         mismatch = _optimizer_mismatch(checkpoint["optimizer"], optimizer)
         if mismatch:
             raise CheckpointError(
-                f"{path} holds optimizer state that does not fit this optimizer: {mismatch}. It "
-                "was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than "
-                "make_optimizer(model)); resume with the same setup, or start afresh (resume=False, "
-                "--fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
+                _(
+                    "{path} holds optimizer state that does not fit this optimizer: {mismatch}. It was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than make_optimizer(model)); resume with the same setup, or start afresh (resume=False, --fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
+                ).format(path=path, mismatch=mismatch)
             )
     if target is not None:
         try:
             target.load_state_dict(checkpoint["model"])
         except RuntimeError as exc:
             raise CheckpointError(
-                f"{path} does not fit this model: {str(exc).splitlines()[0]} … Build the model the "
-                "checkpoint was saved for, or train into a new checkpoint path."
+                _(
+                    "{path} does not fit this model: {reason} … Build the model the checkpoint was saved for, or train into a new checkpoint path."
+                ).format(path=path, reason=str(exc).splitlines()[0])
             ) from exc
     if optimizer is not None:
         try:
             optimizer.load_state_dict(checkpoint["optimizer"])
         except (ValueError, KeyError, RuntimeError, TypeError) as exc:
             raise CheckpointError(
-                f"{path} holds optimizer state that does not fit this optimizer ({exc}); resume "
-                "with the optimizer it was saved with, or start afresh into a new checkpoint path"
+                _(
+                    "{path} holds optimizer state that does not fit this optimizer ({error}); resume with the optimizer it was saved with, or start afresh into a new checkpoint path"
+                ).format(path=path, error=exc)
             ) from exc
 
 
@@ -281,28 +289,34 @@ def _check_tensors_fit(skeleton: nn.Module, weights: dict[str, torch.Tensor], pa
     expected = {name: tuple(t.shape) for name, t in skeleton.state_dict().items()}
     found = {name: tuple(t.shape) for name, t in weights.items()}
     problems = [
-        f"{name}: config gives {list(shape)}, file has {list(found[name])}"
+        _("{name}: config gives {shape}, file has {found}").format(
+            name=name, shape=list(shape), found=list(found[name])
+        )
         for name, shape in expected.items()
         if name in found and found[name] != shape
     ]
     missing = sorted(expected.keys() - found.keys())
     extra = sorted(found.keys() - expected.keys())
     if missing:
-        problems.append(f"missing from the file: {', '.join(missing[:4])}")
+        problems.append(_("missing from the file: {names}").format(names=", ".join(missing[:4])))
     if extra:
-        problems.append(f"not in a model of this config: {', '.join(extra[:4])}")
+        problems.append(
+            _("not in a model of this config: {names}").format(names=", ".join(extra[:4]))
+        )
     if problems:
         raise CheckpointError(
-            f"{path} is inconsistent: its stored config does not match the tensors it holds "
-            f"({'; '.join(problems[:4])}). The file was edited or damaged; use another copy"
+            _(
+                "{path} is inconsistent: its stored config does not match the tensors it holds ({problems}). The file was edited or damaged; use another copy"
+            ).format(path=path, problems="; ".join(problems[:4]))
         )
     buffers = sum(
         b.numel() * b.element_size() for name, b in skeleton.named_buffers() if name not in expected
     )
     if buffers > MAX_BUFFER_BYTES:
         raise CheckpointError(
-            f"{path} stores a config that would need {megabytes(buffers)} of tables beyond its "
-            "weights (context_length or max_len far too large); the file was edited or damaged"
+            _(
+                "{path} stores a config that would need {size} of tables beyond its weights (context_length or max_len far too large); the file was edited or damaged"
+            ).format(path=path, size=megabytes(buffers))
         )
 
 
@@ -323,20 +337,24 @@ def model_from_checkpoint(
     config = checkpoint.get("model_config")
     if config is None:
         raise CheckpointError(
-            f"{path} stores no model config; build the model yourself and call load_checkpoint(path, model)"
+            _(
+                "{path} stores no model config; build the model yourself and call load_checkpoint(path, model)"
+            ).format(path=path)
         )
     kind = _kind(checkpoint.get("model_class"), config)
     if kind != "GPT":
         raise CheckpointError(
-            f"{path} holds a {kind} model, not a GPT; model_from_checkpoint builds GPTs only. "
-            f"Build it with {kind}({kind}Config(**checkpoint['model_config'])) and call "
-            "load_checkpoint(path, model)"
+            _(
+                "{path} holds a {kind} model, not a GPT; model_from_checkpoint builds GPTs only. Build it with {kind}({kind}Config(**checkpoint['model_config'])) and call load_checkpoint(path, model)"
+            ).format(path=path, kind=kind)
         )
     try:
         gpt_config = GPTConfig(**_with_legacy_fields(config, GPTConfig))
     except (TypeError, ValueError) as exc:
         raise CheckpointError(
-            f"{path} has a model config this version of the course cannot build: {exc}"
+            _("{path} has a model config this version of the course cannot build: {error}").format(
+                path=path, error=exc
+            )
         ) from exc
     with torch.device("meta"):  # shapes only: a config claiming 10**9 tokens allocates nothing
         skeleton = GPT(gpt_config)
@@ -345,9 +363,9 @@ def model_from_checkpoint(
     broken = non_finite_tensors(checkpoint["model"])
     if broken:  # written by an older version of the course, or edited: it can only generate NaN
         raise CheckpointError(
-            f"{path} holds weights that are NaN or inf ({', '.join(broken[:3])}): the run that "
-            "wrote it had diverged. Use an earlier checkpoint, or train again with a lower "
-            "learning rate"
+            _(
+                "{path} holds weights that are NaN or inf ({names}): the run that wrote it had diverged. Use an earlier checkpoint, or train again with a lower learning rate"
+            ).format(path=path, names=", ".join(broken[:3]))
         )
     model = GPT(gpt_config)
     _load_into(checkpoint, path, model, None)

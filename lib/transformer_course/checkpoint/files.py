@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from ..i18n import _
+
 #: Written into every checkpoint; a file without it was not written by this course.
 FORMAT = "transformer_course.checkpoint/1"
 
@@ -66,27 +68,33 @@ def _save_cause(folder: Path, exc: BaseException, needed: int) -> str:
     except OSError:
         free = None
     if code == errno.ENOSPC or (free is not None and free < needed):
-        room = f"{megabytes(free)} free" if free is not None else "no room"
-        return (
-            f"no space left on the disk holding {folder} ({room}; this checkpoint needs about "
-            f"{megabytes(needed)}, and the old and new copies coexist while saving). Free some "
-            "space or save to another disk"
-        )
+        room = _("{free} free").format(free=megabytes(free)) if free is not None else _("no room")
+        return _(
+            "no space left on the disk holding {folder} ({room}; this checkpoint needs about {needed}, and the old and new copies coexist while saving). Free some space or save to another disk"
+        ).format(folder=folder, room=room, needed=megabytes(needed))
     if code == errno.EROFS:
-        return f"{folder} is on a read-only file system; save to a writable folder"
+        return _("{folder} is on a read-only file system; save to a writable folder").format(
+            folder=folder
+        )
     if code in (errno.EACCES, errno.EPERM):
-        return f"no permission to write in {folder}; fix its permissions or save to another folder"
+        return _(
+            "no permission to write in {folder}; fix its permissions or save to another folder"
+        ).format(folder=folder)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"{type(exc).__name__}: {first}"
 
 
 def _save_failed(target: Path, existed: bool, cause: str) -> CheckpointSaveError:
     previous = (
-        f"the previous checkpoint {target} is intact"
+        _("the previous checkpoint {target} is intact").format(target=target)
         if existed
-        else "nothing was written there (there was no earlier checkpoint)"
+        else _("nothing was written there (there was no earlier checkpoint)")
     )
-    return CheckpointSaveError(f"could not save to {target}: {cause}; {previous}")
+    return CheckpointSaveError(
+        _("could not save to {target}: {cause}; {previous}").format(
+            target=target, cause=cause, previous=previous
+        )
+    )
 
 
 def _remove_stale_temporaries(target: Path) -> None:
@@ -165,37 +173,42 @@ def _describe_start(head: bytes) -> str:
     """What the first bytes of a file that is no checkpoint suggest it is."""
     stripped = head.lstrip()
     if stripped[:1] in (b"{", b"["):
-        return "it looks like JSON"
+        return _("it looks like JSON")
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
-        return f"it starts with the bytes {head[:8]!r}"
+        return _("it starts with the bytes {start!r}").format(start=head[:8])
     if text.isprintable() or all(ch.isprintable() or ch.isspace() for ch in text):
-        return "it looks like text"
-    return f"it starts with the bytes {head[:8]!r}"
+        return _("it looks like text")
+    return _("it starts with the bytes {start!r}").format(start=head[:8])
 
 
 def _opened(source: Path):
     """Open ``source`` for reading, turning each OS refusal into a message that says what to do."""
     if source.is_dir():
         raise IsADirectoryError(
-            f"{source} is a folder, not a checkpoint file; pass the .pt file inside it "
-            f"(the command line writes {source / 'gpt.pt'} style files)"
+            _(
+                "{source} is a folder, not a checkpoint file; pass the .pt file inside it (the command line writes {example} style files)"
+            ).format(source=source, example=source / "gpt.pt")
         )
     if not source.exists():
         raise FileNotFoundError(
-            f"no checkpoint at {source}; train first (it is written by train() when "
-            "TrainConfig.checkpoint_path is set) or check the path"
+            _(
+                "no checkpoint at {source}; train first (it is written by train() when TrainConfig.checkpoint_path is set) or check the path"
+            ).format(source=source)
         )
     try:
         return open(source, "rb")
     except PermissionError as exc:
         raise PermissionError(
-            f"cannot read {source}: permission denied. The file itself may be fine; make it "
-            "readable for you (e.g. chmod u+r) or ask its owner"
+            _(
+                "cannot read {source}: permission denied. The file itself may be fine; make it readable for you (e.g. chmod u+r) or ask its owner"
+            ).format(source=source)
         ) from exc
     except OSError as exc:
-        raise OSError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        raise OSError(
+            _("cannot read {source}: {error}").format(source=source, error=exc.strerror or exc)
+        ) from exc
 
 
 def read_checkpoint(
@@ -228,27 +241,29 @@ def _check_start(source: Path, handle) -> None:
     handle.seek(0)
     if not head:
         raise CheckpointError(
-            f"{source} is empty (0 bytes): a copy or download that stopped before any data "
-            "arrived. Use another copy, or train again into a new checkpoint path"
+            _(
+                "{source} is empty (0 bytes): a copy or download that stopped before any data arrived. Use another copy, or train again into a new checkpoint path"
+            ).format(source=source)
         )
     is_zip, is_pickle = head.startswith(b"PK\x03\x04"), head[:1] == b"\x80"
     if not (is_zip or is_pickle):
         raise CheckpointError(
-            f"{source} is not a checkpoint: {_describe_start(head)}, while torch.save writes "
-            "a zip archive. Check the path: pass a file written by save_checkpoint(), train() "
-            "or 'python -m transformer_course train'"
+            _(
+                "{source} is not a checkpoint: {start}, while torch.save writes a zip archive. Check the path: pass a file written by save_checkpoint(), train() or 'python -m transformer_course train'"
+            ).format(source=source, start=_describe_start(head))
         )
     if not is_zip:
         return
     try:
         names = zipfile.ZipFile(handle).namelist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise _damaged(source, "its end is missing: a zip archive keeps its index last") from exc
+        raise _damaged(source, _("its end is missing: a zip archive keeps its index last")) from exc
     handle.seek(0)
     if not any(name.endswith("/data.pkl") for name in names):
         raise CheckpointError(
-            f"{source} is a zip archive but not one written by torch.save (it holds "
-            f"{', '.join(names[:3]) or 'nothing'}…); pass a checkpoint written by the course"
+            _(
+                "{source} is a zip archive but not one written by torch.save (it holds {names}…); pass a checkpoint written by the course"
+            ).format(source=source, names=", ".join(names[:3]) or _("nothing"))
         )
 
 
@@ -256,22 +271,25 @@ def _check_contents(source: Path, checkpoint: Any) -> None:
     """After unpickling: the course's marker, a dict of weight tensors, a dict config."""
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
         raise CheckpointError(
-            f"{source} loads, but it is not a transformer_course checkpoint (no {FORMAT!r} marker); "
-            "pass a file written by save_checkpoint() or train()"
+            _(
+                "{source} loads, but it is not a transformer_course checkpoint (no {marker!r} marker); pass a file written by save_checkpoint() or train()"
+            ).format(source=source, marker=FORMAT)
         )
     weights = checkpoint.get("model")
     if not isinstance(weights, dict) or not all(
         isinstance(v, torch.Tensor) for v in weights.values()
     ):
         raise CheckpointError(
-            f"{source} has the course's marker but no model weights (its 'model' entry is "
-            f"{type(weights).__name__}); it was not written by save_checkpoint(). Use another file"
+            _(
+                "{source} has the course's marker but no model weights (its 'model' entry is {kind}); it was not written by save_checkpoint(). Use another file"
+            ).format(source=source, kind=type(weights).__name__)
         )
     config = checkpoint.get("model_config")
     if config is not None and not isinstance(config, dict):
         raise CheckpointError(
-            f"{source} has a model config that is a {type(config).__name__}, not a dict of "
-            "settings; it was not written by save_checkpoint(). Use another file"
+            _(
+                "{source} has a model config that is a {kind}, not a dict of settings; it was not written by save_checkpoint(). Use another file"
+            ).format(source=source, kind=type(config).__name__)
         )
 
 
@@ -280,18 +298,16 @@ def _damaged(source: Path, exc: BaseException | str) -> CheckpointError:
     text = _ANSI.sub("", str(exc)).strip()
     reason = text.splitlines()[0] if text else type(exc).__name__
     return CheckpointError(
-        f"{source} is damaged ({reason}): truncated or corrupt, for instance copied only in part. "
-        "Resume from another copy, or train again into a new checkpoint path; the course's own "
-        "saves are atomic, so they never leave such a file."
+        _(
+            "{source} is damaged ({reason}): truncated or corrupt, for instance copied only in part. Resume from another copy, or train again into a new checkpoint path; the course's own saves are atomic, so they never leave such a file."
+        ).format(source=source, reason=reason)
     )
 
 
 def _refused(source: Path, exc: BaseException) -> CheckpointError:
     torch_message = " ".join(_ANSI.sub("", str(exc)).split())
     return CheckpointError(
-        f"{source} was refused by the safe loader (torch.load with weights_only=True): it holds "
-        "Python objects other than tensors and plain containers, and loading such objects can run "
-        "code hidden in the file. A checkpoint written by this course never contains them, so the "
-        "file was not written by the course. Do not load it; train a model here instead, or ask "
-        f"whoever sent it for a course checkpoint. PyTorch's message: {torch_message}"
+        _(
+            "{source} was refused by the safe loader (torch.load with weights_only=True): it holds Python objects other than tensors and plain containers, and loading such objects can run code hidden in the file. A checkpoint written by this course never contains them, so the file was not written by the course. Do not load it; train a model here instead, or ask whoever sent it for a course checkpoint. PyTorch's message: {torch_message}"
+        ).format(source=source, torch_message=torch_message)
     )

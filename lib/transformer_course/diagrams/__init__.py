@@ -110,15 +110,19 @@ TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def show_roadmap(notebook: str) -> None:
+def show_roadmap(notebook: str, lang: str = "en") -> None:
     """Show ``notebook``'s roadmap strip, then its topic's diagrams (:data:`TOPIC_DIAGRAMS`), as
-    cell outputs: the roadmap cell of every notebook (written by ``make images``)."""
-    from IPython.display import display
+    cell outputs: the roadmap cell of every notebook (written by ``make images``). ``lang="zh"``
+    draws the strip in Chinese (the notebooks of notebooks/zh/); the diagrams stay as they are."""
+    from IPython.display import Image, display
 
     if notebook not in NOTEBOOKS:
         raise ValueError(f"notebook must be one of {list(NOTEBOOKS)}, got {notebook!r}")
-    names = [f"roadmap_{notebook}", *(stem for stem, _ in TOPIC_DIAGRAMS.get(notebook, ()))]
-    display(*(show(name) for name in names))
+    topic = [show(stem) for stem, _ in TOPIC_DIAGRAMS.get(notebook, ())]
+    if lang == "en":
+        display(show(f"roadmap_{notebook}"), *topic)
+    else:
+        display(Image(data=render(roadmap_strip(here=notebook, lang=lang), "png")), *topic)
 
 
 def show_query_row(stage: str):

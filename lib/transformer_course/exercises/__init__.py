@@ -9,7 +9,7 @@ ignores the ``;``.) An unanswered exercise (the learner left ``...`` in place)
 gets a gentle reminder rather than a "wrong", so a fresh notebook shows the
 same thing everywhere. Every checker takes ``hint=True`` and then shows a hint
 (:func:`give_hint`) instead of a verdict; most name their hint in the decorator,
-``@checker(hint="…")``, so that their body only judges. A multiple-choice
+``@checker(hint=N_("…"))``, so that their body only judges. A multiple-choice
 ("predict") question judges its word with :func:`check_choice`.
 
 Two kinds of exercise: questions (predict, then run; answers read by
@@ -33,9 +33,11 @@ from dataclasses import dataclass
 
 import torch
 
+from ..i18n import N_, _
 from .answers import first_difference, read_number, read_shape, read_tensor
 
-NOT_ANSWERED = "replace the `...` with your answer and run the cell again."
+#: Declared in English (``N_``); whoever shows it translates it: ``_(NOT_ANSWERED)``.
+NOT_ANSWERED = N_("replace the `...` with your answer and run the cell again.")
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,16 @@ class Feedback:
     is_hint: bool = False
 
     def __str__(self) -> str:
+        # The label is shown in the learner's language (``setup_notebook(lang=...)``); the
+        # message was translated when the checker made it. The emoji stay first: the progress
+        # table reads the verdict from them.
         if self.is_hint:
-            return f"💡 Hint: {self.message}"
+            return _("💡 Hint: {message}").format(message=self.message)
         if not self.answered:
-            return f"✏️  Not answered yet: {self.message}"
-        return f"{'✅ Correct' if self.correct else '❌ Not quite'}: {self.message}"
+            return _("✏️  Not answered yet: {message}").format(message=self.message)
+        if self.correct:
+            return _("✅ Correct: {message}").format(message=self.message)
+        return _("❌ Not quite: {message}").format(message=self.message)
 
     def __repr__(self) -> str:
         return str(self)
@@ -94,11 +101,13 @@ def checker(
     The readers in :mod:`.answers` already turn odd answers into sentences; this is the net under
     them, for an answer object that breaks even those (its ``__eq__`` or ``__len__`` raises).
 
-    ``@checker(hint="…")`` also answers a call with ``hint=True`` by that hint, before the body
-    runs: the helper keeps ``hint: bool = False`` in its signature and its body only judges.
+    ``@checker(hint=N_("…"))`` also answers a call with ``hint=True`` by that hint, before the
+    body runs: the helper keeps ``hint: bool = False`` in its signature and its body only judges.
+    The hint is declared in English (``N_``) and translated when it is shown, then made one line
+    by :func:`prose`.
     """
     if check is None:
-        return functools.partial(checker, hint=None if hint is None else prose(hint))
+        return functools.partial(checker, hint=hint)
     signature = inspect.signature(check)
 
     def asks_for_hint(*args: object, **kwargs: object) -> bool:
@@ -111,15 +120,17 @@ def checker(
     def guarded(answer: object, *args: object, **kwargs: object) -> Feedback:
         try:
             if asks_for_hint(answer, *args, **kwargs):
-                return give_hint(hint)
+                return give_hint(prose(_(hint)))
             return check(answer, *args, **kwargs)
         except Exception as error:
             cause = f"{type(error).__name__}: {error}"
             return report(
                 False,
                 "",
-                f"the checker could not judge this {type(answer).__name__} ({cause[:300]}). "
-                "Answer with a plain number, tuple, string or tensor, as the exercise asks.",
+                _(
+                    "the checker could not judge this {kind} ({cause}). "
+                    "Answer with a plain number, tuple, string or tensor, as the exercise asks."
+                ).format(kind=type(answer).__name__, cause=cause[:300]),
             )
 
     return guarded
@@ -140,31 +151,37 @@ def check_choice(
     choices: Sequence[str],
     options: Sequence[Option],
     *,
-    noun: str = "words",
+    noun: str | None = None,
     not_text: str | None = None,
     unknown: str | None = None,
-    not_answered: str = NOT_ANSWERED,
+    not_answered: str | None = None,
 ) -> Feedback:
     """A multiple-choice ("predict") question: the first of ``options`` that matches gives the verdict.
 
-    An unanswered question gets ``not_answered``; an answer that is not a ``str`` gets ``not_text``
-    (by default "answer with one of the ``noun`` [choices] as a string, got a …"); a word no option
-    matches gets ``unknown`` (by default "answer with one of [choices].").
+    An unanswered question gets ``not_answered`` (by default :data:`NOT_ANSWERED`); an answer that
+    is not a ``str`` gets ``not_text`` (by default "answer with one of the ``noun`` [choices] as a
+    string, got a …"; ``noun`` defaults to "words"); a word no option matches gets ``unknown`` (by
+    default "answer with one of [choices]."). The caller's texts (options' messages included) are
+    shown as they are: translate them where they are written, ``_("…")``.
     """
     if unanswered(answer):
-        return report(False, "", not_answered, answered=False)
+        return report(False, "", not_answered or _(NOT_ANSWERED), answered=False)
     if not isinstance(answer, str):
         return report(
             False,
             "",
             not_text
-            or f"answer with one of the {noun} {list(choices)} as a string, got a {type(answer).__name__}.",
+            or _("answer with one of the {noun} {choices} as a string, got a {kind}.").format(
+                noun=noun or _("words"), choices=list(choices), kind=type(answer).__name__
+            ),
         )
     word = answer.strip().lower()
     for option in options:
         if option.matches(word):
             return report(option.correct, option.message, option.message)
-    return report(False, "", unknown or f"answer with one of {list(choices)}.")
+    return report(
+        False, "", unknown or _("answer with one of {choices}.").format(choices=list(choices))
+    )
 
 
 def _same(answer: object, expected: object) -> bool:
@@ -183,7 +200,7 @@ def check_value(
     sentence that says what kind was expected.
     """
     if unanswered(answer):
-        return report(False, success, NOT_ANSWERED, answered=False)
+        return report(False, success, _(NOT_ANSWERED), answered=False)
     if isinstance(expected, tuple) and all(isinstance(v, int) for v in expected):
         shape, problem = read_shape(answer)
         return (
@@ -206,14 +223,19 @@ def check_tensor(
 ) -> Feedback:
     """Compare a tensor answer with ``expected``: shape, then values (``atol``), then infinities."""
     if unanswered(answer):
-        return report(False, success, NOT_ANSWERED, answered=False)
+        return report(False, success, _(NOT_ANSWERED), answered=False)
     want = expected.detach().to(torch.bool if expected.dtype == torch.bool else torch.float64)
     given, problem = read_tensor(answer, want.dtype)
     if problem:
         return report(False, success, f"{problem} {hint}")
     if tuple(given.shape) != tuple(want.shape):
         return report(
-            False, success, f"expected shape {tuple(want.shape)}, got {tuple(given.shape)}. {hint}"
+            False,
+            success,
+            _("expected shape {expected}, got {given}.").format(
+                expected=tuple(want.shape), given=tuple(given.shape)
+            )
+            + f" {hint}",
         )
     if want.dtype == torch.bool:
         ok = bool(torch.equal(given, want))

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from ..i18n import _
+
 #: Numbers beyond this are answers nobody means (and beyond float range for ints like 10**400).
 _LARGEST = 1e300
 
@@ -53,49 +55,59 @@ def read_number(answer: object) -> tuple[float | int | None, str | None]:
     functions, each with its own sentence.
     """
     if isinstance(answer, bool) or _type_name(answer) == "bool_":
-        return None, f"{answer} is a yes/no value, not a number: answer with a number."
+        return None, _("{answer} is a yes/no value, not a number: answer with a number.").format(
+            answer=answer
+        )
     if isinstance(answer, str):
         try:
             float(answer)
         except ValueError:
-            return None, f"answer with a number, not the text {answer!r}."
+            return None, _("answer with a number, not the text {answer!r}.").format(answer=answer)
         return (
             None,
-            f"{answer!r} is text (it is in quotes): write the number without quotes, {answer}.",
+            _(
+                "{answer!r} is text (it is in quotes): write the number without quotes, {answer}."
+            ).format(answer=answer),
         )
     if isinstance(answer, complex) or _is_complex(answer):
-        return None, "answer with a real number, not a complex one."
+        return None, _("answer with a real number, not a complex one.")
     if callable(answer) and not _is_array_like(answer):
-        return None, "that is a function: call it and answer with the number it returns."
+        return None, _("that is a function: call it and answer with the number it returns.")
     if _is_array_like(answer):
         size = _size(answer)
         if size == 0:
-            return None, "that array or tensor is empty: answer with one number."
+            return None, _("that array or tensor is empty: answer with one number.")
         if size != 1:
             shape = tuple(int(n) for n in answer.shape)  # type: ignore[attr-defined]
-            return None, (
-                f"got {size} values (shape {shape}), not one number: reduce them first "
+            return None, _(
+                "got {size} values (shape {shape}), not one number: reduce them first "
                 "(for example .sum(), len(...) or indexing), then answer with the result."
-            )
+            ).format(size=size, shape=shape)
         try:
             if isinstance(answer, torch.Tensor):
                 answer = answer.detach().cpu()
             answer = answer.item()  # type: ignore[attr-defined]
         except Exception as error:  # a broken array-like object
-            return None, f"could not read a number from this {_type_name(answer)} ({error})."
+            return None, _("could not read a number from this {kind} ({error}).").format(
+                kind=_type_name(answer), error=error
+            )
         return read_number(answer)
     if isinstance(answer, (list, tuple, set, frozenset, dict)):
-        return None, f"got a {_type_name(answer)} of {len(answer)} items, not one number."
+        return None, _("got a {kind} of {n} items, not one number.").format(
+            kind=_type_name(answer), n=len(answer)
+        )
     if isinstance(answer, int):
         if abs(answer) > _LARGEST:
-            return None, "that number is far too large to be the answer."
+            return None, _("that number is far too large to be the answer.")
         return answer, None
     try:
         value = float(answer)  # type: ignore[arg-type]
     except Exception:
-        return None, f"answer with a number, got a {_type_name(answer)}."
+        return None, _("answer with a number, got a {kind}.").format(kind=_type_name(answer))
     if not math.isfinite(value):
-        return None, f"{value} is not a finite number: answer with an ordinary number."
+        return None, _("{value} is not a finite number: answer with an ordinary number.").format(
+            value=value
+        )
     return value, None
 
 
@@ -103,16 +115,18 @@ def read_bool(answer: object) -> tuple[bool | None, str | None]:
     """A yes/no from ``True``/``False``, 0/1, or a one-element bool tensor or array."""
     if _is_array_like(answer):
         if _size(answer) != 1:
-            return None, "answer with one True or False, not a whole tensor of them."
+            return None, _("answer with one True or False, not a whole tensor of them.")
         try:
             answer = answer.item()  # type: ignore[attr-defined]
         except Exception:
-            return None, f"could not read True or False from this {_type_name(answer)}."
+            return None, _("could not read True or False from this {kind}.").format(
+                kind=_type_name(answer)
+            )
     if isinstance(answer, bool):
         return answer, None
     if isinstance(answer, int) and answer in (0, 1):
         return bool(answer), None
-    return None, f"answer with True or False, got {answer!r}."
+    return None, _("answer with True or False, got {answer!r}.").format(answer=answer)
 
 
 def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
@@ -120,26 +134,30 @@ def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
     if isinstance(answer, torch.Tensor) and answer.dim() > 1:
         return (
             None,
-            "that is a tensor: answer with its shape (for example x.shape), not its values.",
+            _("that is a tensor: answer with its shape (for example x.shape), not its values."),
         )
     if _is_array_like(answer) and not isinstance(answer, torch.Tensor):
         if len(getattr(answer, "shape", ())) != 1:
-            return None, "answer with a shape such as (2, 3): a tuple of sizes."
+            return None, _("answer with a shape such as (2, 3): a tuple of sizes.")
         answer = answer.tolist()  # type: ignore[attr-defined]
     elif isinstance(answer, torch.Tensor):
         if answer.is_floating_point() or answer.is_complex() or answer.dtype == torch.bool:
-            return None, "answer with a shape such as (2, 3): a tuple of sizes."
+            return None, _("answer with a shape such as (2, 3): a tuple of sizes.")
         answer = answer.tolist()
     if not isinstance(answer, (tuple, list)):
         return (
             None,
-            f"answer with a shape such as (2, 3), a tuple of sizes; got a {_type_name(answer)}.",
+            _("answer with a shape such as (2, 3), a tuple of sizes; got a {kind}.").format(
+                kind=_type_name(answer)
+            ),
         )
     sizes = []
     for item in answer:
         value, problem = read_number(item)
         if problem is not None or value != int(value) or value < 0:
-            return None, f"every size in a shape is a whole number ≥ 0; {item!r} is not."
+            return None, _("every size in a shape is a whole number ≥ 0; {item!r} is not.").format(
+                item=item
+            )
         sizes.append(int(value))
     return tuple(sizes), None
 
@@ -147,21 +165,25 @@ def read_shape(answer: object) -> tuple[tuple[int, ...] | None, str | None]:
 def read_tensor(answer: object, dtype: torch.dtype) -> tuple[torch.Tensor | None, str | None]:
     """A CPU tensor of ``dtype`` (float64 or bool) from a tensor, a numpy array or nested lists."""
     if _is_complex(answer) or isinstance(answer, complex):
-        return None, "answer with real numbers, not complex ones."
+        return None, _("answer with real numbers, not complex ones.")
     if isinstance(answer, str) or (callable(answer) and not _is_array_like(answer)):
-        return None, f"answer with a torch.Tensor, got a {_type_name(answer)}."
+        return None, _("answer with a torch.Tensor, got a {kind}.").format(kind=_type_name(answer))
     try:
         given = torch.as_tensor(answer)
     except Exception:
         return (
             None,
-            f"answer with a torch.Tensor (or a list of numbers), got a {_type_name(answer)}.",
+            _("answer with a torch.Tensor (or a list of numbers), got a {kind}.").format(
+                kind=_type_name(answer)
+            ),
         )
     given = given.detach().cpu()
     if dtype == torch.bool and given.dtype != torch.bool:
-        return None, f"answer with a bool tensor (True/False), got dtype {given.dtype}."
+        return None, _("answer with a bool tensor (True/False), got dtype {dtype}.").format(
+            dtype=given.dtype
+        )
     if dtype != torch.bool and given.dtype == torch.bool:
-        return None, "answer with numbers, not True/False values."
+        return None, _("answer with numbers, not True/False values.")
     return given.to(dtype), None
 
 
@@ -172,24 +194,33 @@ def first_difference(given: torch.Tensor, expected: torch.Tensor, atol: float) -
     else:
         wrong = ~torch.isclose(given, expected, atol=atol, rtol=1e-4, equal_nan=False)
     if not bool(wrong.any()):
-        return "The values agree but the infinities do not."
+        return _("The values agree but the infinities do not.")
     index = tuple(int(i) for i in wrong.nonzero()[0])
+    counts = dict(n=int(wrong.sum()), total=wrong.numel(), index=index)
     if expected.dtype == torch.bool:
-        where = f"first at index {index}: yours {given[index].item()}, expected {expected[index].item()}"
-        return f"{int(wrong.sum())} of {wrong.numel()} entries differ, {where}."
-    where = f"first at index {index}: yours {given[index].item():.4g}, expected {expected[index].item():.4g}"
+        return _(
+            "{n} of {total} entries differ, first at index {index}: yours {yours}, expected {expected}."
+        ).format(yours=given[index].item(), expected=expected[index].item(), **counts)
+    values = dict(yours=f"{given[index].item():.4g}", expected=f"{expected[index].item():.4g}")
     finite = torch.isfinite(given) & torch.isfinite(expected)
     largest = (given - expected).abs()[finite].max().item() if finite.any() else float("nan")
     if not largest > 0:  # only infinities or NaNs differ: an error size would say nothing
-        return f"{int(wrong.sum())} of {wrong.numel()} entries differ, {where}."
-    return f"{int(wrong.sum())} of {wrong.numel()} entries differ, {where}; largest error {largest:.3g}."
+        return _(
+            "{n} of {total} entries differ, first at index {index}: yours {yours}, expected {expected}."
+        ).format(**values, **counts)
+    return _(
+        "{n} of {total} entries differ, first at index {index}: yours {yours}, expected {expected}; "
+        "largest error {largest}."
+    ).format(largest=f"{largest:.3g}", **values, **counts)
 
 
 def call_learner(function: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
     """Call a learner's function; an exception becomes a sentence instead of a traceback."""
     if not callable(function):
-        return None, f"expected a function, got a {_type_name(function)}."
+        return None, _("expected a function, got a {kind}.").format(kind=_type_name(function))
     try:
         return function(*args), None
     except Exception as error:
-        return None, f"your function raised {type(error).__name__}: {error}"
+        return None, _("your function raised {kind}: {error}").format(
+            kind=type(error).__name__, error=error
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from ..i18n import N_, _
 from ..model import Block, GPTConfig
 from ..norm import layer_norm
 from . import Feedback, Option, check_choice, checker
@@ -45,21 +46,23 @@ def _layer_norm_eps_outside(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Te
 check_layer_norm_from_scratch = build_exercise(
     notebook="09_transformer_block",
     solution=layer_norm_from_scratch,
-    hint="""
+    hint=N_("""
         mean and variance over the last axis (`dim=-1, keepdim=True`, so they broadcast
         back); the variance divides by C, not C − 1 (`unbiased=False`, or the mean of the
         squared deviations); eps goes inside the square root; then scale by gamma and shift
         by beta. Subtract the mean before squaring: the inputs have means up to ±100.
-    """,
-    success="""
+    """),
+    success=N_("""
         `norm.layer_norm` is the same formula; `nn.LayerNorm` runs it as one fused kernel.
-    """,
+    """),
     reference=layer_norm,  # the library's formula, itself tested against nn.LayerNorm
     make_inputs=_layer_norm_inputs,
     atol=1e-4,
     slips={
-        "the unbiased variance (divided by C − 1, torch.var's default; LayerNorm divides by C)": _layer_norm_unbiased,
-        "ε outside the square root (σ + ε instead of √(σ² + ε))": _layer_norm_eps_outside,
+        N_(
+            "the unbiased variance (divided by C − 1, torch.var's default; LayerNorm divides by C)"
+        ): _layer_norm_unbiased,
+        N_("ε outside the square root (σ + ε instead of √(σ² + ε))"): _layer_norm_eps_outside,
     },
 )
 
@@ -104,30 +107,32 @@ def _post_norm_block(block: Block, x: torch.Tensor) -> torch.Tensor:
 check_pre_norm_block = build_exercise(
     notebook="09_transformer_block",
     solution=pre_norm_block,
-    hint="""
+    hint=N_("""
         two residual steps: first `x + block.attn(block.norm1(x), causal=True)`, then add
         `block.ffn(block.norm2(...))` of that new x. The norm goes on the sub-layer's input
         only, never on the residual path; forgetting `causal=True` lets every token see the
         future.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `Block.forward` with norm_placement='pre' (it also applies dropout, a no-op
         in eval mode).
-    """,
+    """),
     reference=_block_reference,
     make_inputs=_block_inputs,
     slips={
-        "post-norm written for pre-norm (the norm after the residual add, not on the sub-layer's input)": _post_norm_block,
+        N_(
+            "post-norm written for pre-norm (the norm after the residual add, not on the sub-layer's input)"
+        ): _post_norm_block,
     },
 )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         without warm-up, the first Adam steps are full-size while the post-norm stack's
         gradients are still badly scaled across depth. What happens if those first steps are
         tiny?
-    """
+    """)
 )
 def check_post_norm_warmup(answer: object, hint: bool = False) -> Feedback:
     """09_transformer_block, predict before you run: with a 50-step warm-up, does the 12-block post-norm
@@ -141,17 +146,25 @@ def check_post_norm_warmup(answer: object, hint: bool = False) -> Feedback:
             Option(
                 lambda word: word == "trains",
                 True,
-                "it trains: with the learning rate ramped up over 50 steps the post-norm stack learns the task. "
-                "The 2017 paper trained its post-norm model with a warm-up; pre-norm is more forgiving without one.",
+                _(
+                    "it trains: with the learning rate ramped up over 50 steps the post-norm stack learns the task. "
+                    "The 2017 paper trained its post-norm model with a warm-up; pre-norm is more forgiving without one."
+                ),
             ),
             Option(
                 lambda word: word == "stalls",
                 False,
-                "the next cell shows that it trains: small first steps keep the post-norm stack out of the state "
-                "it falls into at the full learning rate.",
+                _(
+                    "the next cell shows that it trains: small first steps keep the post-norm stack out of the state "
+                    "it falls into at the full learning rate."
+                ),
             ),
         ],
-        not_text=f'answer with the text "trains" or "stalls", got {answer!r}.',
-        unknown=f'answer with the text "trains" or "stalls", got {answer!r}.',
-        not_answered='replace the `...` with "trains" or "stalls" and run the cell again.',
+        not_text=_('answer with the text "trains" or "stalls", got {answer!r}.').format(
+            answer=answer
+        ),
+        unknown=_('answer with the text "trains" or "stalls", got {answer!r}.').format(
+            answer=answer
+        ),
+        not_answered=_('replace the `...` with "trains" or "stalls" and run the cell again.'),
     )

@@ -33,14 +33,18 @@ from typing import Any
 
 import torch
 
+from ..i18n import N_, _
 from . import Feedback, checker, give_hint, prose, report, unanswered
 from .answers import first_difference
 
-#: A learner's function that answers with this is still the stub.
-STUB_MESSAGE = (
+#: A learner's function that answers with this is still the stub (declared in English, ``N_``;
+#: shown as ``_(STUB_MESSAGE).format(name=…, check=…)``).
+STUB_MESSAGE = N_(
     "`{name}` still returns None — its body is the `...` placeholder. Write the body, run the cell "
     "again. Stuck? Ask for a hint: `{check}({name}, hint=True)`."
 )
+#: The label of a whole result in the comparison sentences (a tuple's items get their own).
+THE_RESULT = N_("the result")
 
 
 def _type_name(value: object) -> str:
@@ -53,21 +57,46 @@ def _tensor_kind(tensor: torch.Tensor) -> str:
     return "floating-point" if tensor.is_floating_point() else "integer"
 
 
+#: The sentence that says a tensor has the wrong kind of dtype, one per kind (a whole sentence
+#: each, so a translation need not glue an adjective in).
+_WRONG_KIND = {
+    "bool": N_("{label} has dtype {dtype}; expected a bool tensor ({expected})."),
+    "floating-point": N_(
+        "{label} has dtype {dtype}; expected a floating-point tensor ({expected})."
+    ),
+    "integer": N_("{label} has dtype {dtype}; expected an integer tensor ({expected})."),
+}
+
+
+def _label(label: str | None) -> str:
+    """The label of a compared value as the learner reads it (``None``: the whole result)."""
+    return _(THE_RESULT) if label is None else label
+
+
 def compare_tensors(
-    given: object, expected: torch.Tensor, atol: float, label: str = "the result"
+    given: object, expected: torch.Tensor, atol: float, label: str | None = None
 ) -> str | None:
-    """``None`` when ``given`` matches ``expected``; otherwise a sentence that says what differs."""
+    """``None`` when ``given`` matches ``expected``; otherwise a sentence that says what differs.
+
+    ``label`` names the compared value in the sentence (already in the learner's language);
+    ``None`` is the whole result.
+    """
+    where = "" if label is None else _("{label}: ").format(label=label)  # an item of a tuple
+    label = _label(label)
     if not isinstance(given, torch.Tensor):
-        return (
-            f"{label} should be a torch.Tensor, but your function returned a {_type_name(given)}."
+        return _("{label} should be a torch.Tensor, but your function returned a {kind}.").format(
+            label=label, kind=_type_name(given)
         )
     if tuple(given.shape) != tuple(expected.shape):
-        return f"{label} has shape {tuple(given.shape)}; expected {tuple(expected.shape)}."
+        return _("{label} has shape {shape}; expected {expected}.").format(
+            label=label, shape=tuple(given.shape), expected=tuple(expected.shape)
+        )
     if _tensor_kind(given) != _tensor_kind(expected):
-        return f"{label} has dtype {given.dtype}; expected a {_tensor_kind(expected)} tensor ({expected.dtype})."
+        return _(_WRONG_KIND[_tensor_kind(expected)]).format(
+            label=label, dtype=given.dtype, expected=expected.dtype
+        )
     given = given.detach().cpu()
     expected = expected.detach().cpu()
-    where = "" if label == "the result" else f"{label}: "  # which item of a tuple, say (x, y)
     if expected.dtype == torch.bool:
         return (
             None
@@ -79,7 +108,9 @@ def compare_tensors(
         given64[torch.isinf(given64)], expected64[torch.isinf(expected64)]
     )
     if torch.isnan(given64).any() and not torch.isnan(expected64).any():
-        return f"{label} contains NaN where the library's has none ({int(torch.isnan(given64).sum())} entries)."
+        return _("{label} contains NaN where the library's has none ({n} entries).").format(
+            label=label, n=int(torch.isnan(given64).sum())
+        )
     if not torch.equal(torch.isnan(given64), torch.isnan(expected64)):  # a slip's NaNs, say
         return where + first_difference(given64, expected64, atol)
     finite = torch.isfinite(expected64)
@@ -90,44 +121,69 @@ def compare_tensors(
 
 
 def compare_results(
-    given: object, expected: object, atol: float, label: str = "the result"
+    given: object, expected: object, atol: float, label: str | None = None
 ) -> str | None:
-    """Compare a learner's result with the reference's: tensors, numbers, tuples, lists, anything."""
+    """Compare a learner's result with the reference's: tensors, numbers, tuples, lists, anything.
+
+    ``label`` names the compared value in the sentence (``None``: the whole result).
+    """
     if isinstance(expected, torch.Tensor):
         return compare_tensors(given, expected, atol, label)
     if isinstance(expected, (tuple, list)):
-        return _compare_sequences(given, expected, atol, label)
+        return _compare_sequences(given, expected, atol, _label(label))
+    if isinstance(expected, Mapping):
+        return _compare_mappings(given, expected, atol, _label(label))
+    label = _label(label)
     if isinstance(expected, bool):
         if not isinstance(given, bool):
-            return f"{label} should be True or False, got {_describe(given)}."
-        return None if given == expected else f"{label} is {given}; expected {expected}."
+            return _("{label} should be True or False, got {given}.").format(
+                label=label, given=_describe(given)
+            )
+        if given == expected:
+            return None
+        return _("{label} is {given}; expected {expected}.").format(
+            label=label, given=given, expected=expected
+        )
     if isinstance(expected, (int, float)):
         if isinstance(given, bool) or not isinstance(given, (int, float)):
             if isinstance(given, torch.Tensor) and given.numel() == 1:
                 given = given.item()
             else:
-                return f"{label} should be a number, got {_describe(given)}."
+                return _("{label} should be a number, got {given}.").format(
+                    label=label, given=_describe(given)
+                )
         if abs(given - expected) <= atol + 1e-4 * abs(expected):
             return None
-        return (
-            f"{label} is {given:.6g}; expected {expected:.6g} (off by {abs(given - expected):.3g})."
+        return _("{label} is {given}; expected {expected} (off by {off}).").format(
+            label=label,
+            given=f"{given:.6g}",
+            expected=f"{expected:.6g}",
+            off=f"{abs(given - expected):.3g}",
         )
-    if isinstance(expected, Mapping):
-        return _compare_mappings(given, expected, atol, label)
     same = given == expected
-    return None if same is True else f"{label} is {given!r}; expected {expected!r}."
+    if same is True:
+        return None
+    return _("{label} is {given!r}; expected {expected!r}.").format(
+        label=label, given=given, expected=expected
+    )
 
 
 def _compare_mappings(given: object, expected: Mapping, atol: float, label: str) -> str | None:
     """A dict (or Counter) result: the first missing key, extra key or wrong value, by name."""
     if not isinstance(given, Mapping):
-        return f"{label} should be a dict (a Counter is one), got {_describe(given)}."
+        return _("{label} should be a dict (a Counter is one), got {given}.").format(
+            label=label, given=_describe(given)
+        )
     missing = [key for key in expected if key not in given]
     if missing:
-        return f"{label} lacks the key {missing[0]!r} ({len(missing)} of the {len(expected)} keys are missing)."
+        return _("{label} lacks the key {key!r} ({n} of the {total} keys are missing).").format(
+            label=label, key=missing[0], n=len(missing), total=len(expected)
+        )
     extra = [key for key in given if key not in expected]
     if extra:
-        return f"{label} has the key {extra[0]!r}, which the library's result has not ({len(extra)} extra keys)."
+        return _(
+            "{label} has the key {key!r}, which the library's result has not ({n} extra keys)."
+        ).format(label=label, key=extra[0], n=len(extra))
     for key, one_expected in expected.items():
         problem = compare_results(given[key], one_expected, atol, f"{label}[{key!r}]")
         if problem:
@@ -140,11 +196,16 @@ def _compare_sequences(
 ) -> str | None:
     kind = type(expected).__name__
     if not isinstance(given, type(expected)):
-        return f"{label} should be a {kind} of {len(expected)} items, got {_describe(given)}."
+        return _("{label} should be a {kind} of {n} items, got {given}.").format(
+            label=label, kind=kind, n=len(expected), given=_describe(given)
+        )
     if len(given) != len(expected):
-        return f"{label} has {len(given)} items; expected {len(expected)}."
+        return _("{label} has {n} items; expected {expected}.").format(
+            label=label, n=len(given), expected=len(expected)
+        )
     for index, (one_given, one_expected) in enumerate(zip(given, expected, strict=True)):
-        problem = compare_results(one_given, one_expected, atol, f"item {index} of {label}")
+        item = _("item {index} of {label}").format(index=index, label=label)
+        problem = compare_results(one_given, one_expected, atol, item)
         if problem:
             return problem
     return None
@@ -152,10 +213,10 @@ def _compare_sequences(
 
 def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {tuple(value.shape)}"
+        return _("a tensor of shape {shape}").format(shape=tuple(value.shape))
     if isinstance(value, (list, tuple)):
-        return f"a {_type_name(value)} of {len(value)} items"
-    return f"a {_type_name(value)}"
+        return _("a {kind} of {n} items").format(kind=_type_name(value), n=len(value))
+    return _("a {kind}").format(kind=_type_name(value))
 
 
 def describe_inputs(arguments: Sequence[Any]) -> str:
@@ -163,9 +224,9 @@ def describe_inputs(arguments: Sequence[Any]) -> str:
     parts = []
     for value in arguments:
         if isinstance(value, torch.Tensor):
-            parts.append(f"a {tuple(value.shape)} tensor")
+            parts.append(_("a {shape} tensor").format(shape=tuple(value.shape)))
         elif isinstance(value, torch.nn.Module):
-            parts.append(f"a {_type_name(value)}")
+            parts.append(_("a {kind}").format(kind=_type_name(value)))
         elif isinstance(value, (int, float, str, bool)) or value is None:
             parts.append(repr(value))
         elif isinstance(value, (tuple, list, dict)) and len(repr(value)) <= 160:
@@ -183,6 +244,10 @@ class BuildExercise:
     seed, once for the library and once for the learner, so a function that changes its inputs in
     place cannot spoil the comparison. ``outcome(arguments, result)`` picks what is compared (by
     default the result itself; a training step compares the loss *and* the updated weights).
+
+    :attr:`hint`, :attr:`success` and the descriptions of :attr:`slips` are the English the module
+    declares (``N_("…")``, wrapped like a docstring); :attr:`shown_hint` and :attr:`shown_success`
+    are what the learner reads: translated into the current language, then made one line.
     """
 
     name: str
@@ -198,6 +263,16 @@ class BuildExercise:
     #: arguments. A wrong answer that agrees with one of them is told which slip it made.
     slips: Mapping[str, Callable[..., Any]] | None = None
 
+    @property
+    def shown_hint(self) -> str:
+        """The hint as the learner reads it: in the current language, on one line."""
+        return prose(_(self.hint))
+
+    @property
+    def shown_success(self) -> str:
+        """The success message as the learner reads it: in the current language, on one line."""
+        return prose(_(self.success))
+
     def _outcome(self, arguments: tuple, result: Any) -> Any:
         return result if self.outcome is None else self.outcome(arguments, result)
 
@@ -206,21 +281,23 @@ class BuildExercise:
     ) -> Feedback:
         """Judge the learner's ``function`` against :attr:`reference` on :attr:`trials` inputs."""
         if hint:
-            return give_hint(self.hint)
+            return give_hint(self.shown_hint)
         check_name = check_name or f"check_{self.name}"
+        stub = _(STUB_MESSAGE).format(name=self.name, check=check_name)
         if unanswered(function):
-            return report(
-                False, "", STUB_MESSAGE.format(name=self.name, check=check_name), answered=False
-            )
+            return report(False, "", stub, answered=False)
         if not callable(function) or isinstance(function, (torch.Tensor, type)):
             return report(
                 False,
                 "",
-                f"pass your function itself — `{check_name}({self.name})`, without calling it — "
-                f"got {_describe(function)}.",
+                _(
+                    "pass your function itself — `{check}({name})`, without calling it — got {given}."
+                ).format(check=check_name, name=self.name, given=_describe(function)),
             )
         seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
-        again = f"(random inputs from seed {seed}: `{check_name}({self.name}, seed={seed})` repeats them)"
+        again = _(
+            "(random inputs from seed {seed}: `{check}({name}, seed={seed})` repeats them)"
+        ).format(seed=seed, check=check_name, name=self.name)
         for trial in range(self.trials):
             trial_seed = seed + trial
             with torch.random.fork_rng(devices=[]):
@@ -236,23 +313,36 @@ class BuildExercise:
                     return report(
                         False,
                         "",
-                        f"your `{self.name}` raised {_type_name(error)}: {error} — on inputs {inputs} {again}.",
+                        _(
+                            "your `{name}` raised {kind}: {error} — on inputs {inputs} {again}."
+                        ).format(
+                            name=self.name,
+                            kind=_type_name(error),
+                            error=error,
+                            inputs=inputs,
+                            again=again,
+                        ),
                     )
                 if result is None and trial == 0:
-                    return report(
-                        False,
-                        "",
-                        STUB_MESSAGE.format(name=self.name, check=check_name),
-                        answered=False,
-                    )
+                    return report(False, "", stub, answered=False)
                 problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
             if problem:
                 slip = self._matching_slip(trial_seed, self._outcome(learner_args, result))
-                named = f"it looks like {slip}: your result equals that mistake's. " if slip else ""
-                return report(False, "", f"{named}on inputs {inputs}: {problem} {again}")
+                if slip:
+                    text = _(
+                        "it looks like {slip}: your result equals that mistake's. "
+                        "on inputs {inputs}: {problem} {again}"
+                    ).format(slip=_(slip), inputs=inputs, problem=problem, again=again)
+                else:
+                    text = _("on inputs {inputs}: {problem} {again}").format(
+                        inputs=inputs, problem=problem, again=again
+                    )
+                return report(False, "", text)
         return report(
             True,
-            f"`{self.name}` matches the library on {self.trials} random inputs. {self.success}",
+            _("`{name}` matches the library on {trials} random inputs. {success}").format(
+                name=self.name, trials=self.trials, success=self.shown_success
+            ),
             "",
         )
 
@@ -288,16 +378,18 @@ def build_exercise(
     and signature name the exercise), judged against ``reference`` on ``make_inputs`` draws;
     ``options`` are the other fields of :class:`BuildExercise` (``trials``, ``atol``, ``outcome``,
     ``slips``: the known wrong versions a failed answer is matched against, so the verdict names
-    the slip, e.g. ``slips={"the unbiased variance (divides by d − 1)": layer_norm_unbiased}``).
+    the slip, e.g. ``slips={N_("the unbiased variance (divides by d − 1)"): layer_norm_unbiased}``).
+    ``hint``, ``success`` and the slips' descriptions are declared in English with ``N_("…")``;
+    the checker translates them when it shows them.
     The checker carries the exercise as ``.exercise`` (the tests find build exercises by it).
     """
     exercise = BuildExercise(
         name=solution.__name__,
         reference=reference,
         make_inputs=make_inputs,
-        hint=prose(hint),
+        hint=hint,
         solution=solution,
-        success=prose(success),
+        success=success,
         **options,
     )
     name = check_name or f"check_{exercise.name}"
@@ -337,6 +429,8 @@ def show_solution(check: Callable[..., Feedback]) -> SolutionText:
     solution = exercise.solution if exercise is not None else getattr(check, "solution", None)
     if solution is None:
         raise ValueError(
-            f"{getattr(check, '__name__', check)!r} is not the checker of a build exercise"
+            _("{name!r} is not the checker of a build exercise").format(
+                name=getattr(check, "__name__", check)
+            )
         )
     return SolutionText(inspect.getsource(solution))

@@ -7,16 +7,17 @@ import torch
 import torch.nn.functional as F
 
 from .. import data, model
+from ..i18n import N_, _
 from . import Feedback, check_value, checker
 from .build import build_exercise
 from .solutions.embeddings import embed_with_one_hot, sample_batch
 
 
 @checker(
-    hint="""
+    hint=N_("""
         the table has one row per possible id and one column per dimension: count the rows,
         count the columns, multiply (the bias-free table has nothing else).
-    """
+    """)
 )
 def check_table_parameters(
     answer: object, vocab_size: int = 100_070, d_model: int = 512, hint: bool = False
@@ -26,17 +27,21 @@ def check_table_parameters(
     return check_value(
         answer,
         expected,
-        f"{vocab_size:,} rows × {d_model} columns = {expected:,} parameters.",
-        "one row of d_model numbers per token id: multiply the number of rows by the number of columns.",
+        _("{vocab_size:,} rows × {d_model} columns = {expected:,} parameters.").format(
+            vocab_size=vocab_size, d_model=d_model, expected=expected
+        ),
+        _(
+            "one row of d_model numbers per token id: multiply the number of rows by the number of columns."
+        ),
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         a lookup's gradient reaches only the rows it read — but the GPT's output layer is
         the same table (weight tying, notebook 10), and the softmax gives every token of the
         vocabulary a probability. Answer with a fraction between 0 and 1.
-    """
+    """)
 )
 def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
     """02_embeddings, predict before you run: after one backward pass of the course's GPT, what
@@ -48,17 +53,20 @@ def check_unread_row_gradient(answer: object, hint: bool = False) -> Feedback:
         gpt = model.GPT(config)
         # (B, T + 1): ids below 30 only, so rows 30-59 are never read
         ids = torch.randint(0, 30, (2, config.context_length + 1))
-    _, loss = gpt(ids[:, :-1], ids[:, 1:])  # (B, T) inputs, (B, T) targets
+    _logits, loss = gpt(ids[:, :-1], ids[:, 1:])  # (B, T) inputs, (B, T) targets
     loss.backward()
     unread = gpt.token_embedding.weight.grad[30:]  # (30, C)
     expected = float((unread.norm(dim=-1) > 0).double().mean())
     return check_value(
         answer,
         expected,
-        f"{expected:.0%} of the unread rows get a gradient: through the tied output layer every row is "
-        "a logit, and the softmax pushes every non-target logit down.",
-        "a row no token reads still takes part in every prediction: which layer of the GPT is the same "
-        "matrix as the embedding table?",
+        _(
+            "{expected:.0%} of the unread rows get a gradient: through the tied output layer every row is a logit, and the softmax pushes every non-target logit down."
+        ).format(expected=expected),
+        _(
+            "a row no token reads still takes part in every prediction: which layer of the GPT is the same "
+            "matrix as the embedding table?"
+        ),
         tolerance=0.01,
     )
 
@@ -105,22 +113,24 @@ def _batch_swapped(
 check_sample_batch = build_exercise(
     notebook="02_embeddings",
     solution=sample_batch,
-    hint="""
+    hint=N_("""
         draw the starts exactly as the docstring says (one call to torch.randint with the
         generator). Then `starts[:, None] + torch.arange(context_length)[None, :]` is a (B,
         T) table of positions: index `ids` with it for x, and with positions + 1 for y. The
         last start must leave room for the target of the last position — that is why the
         bound is len(ids) - context_length.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `data.get_batch`, which `embedding.course_batch` and the training loop of 11
         use.
-    """,
+    """),
     reference=_get_batch_reference,
     make_inputs=_random_corpus,
     slips={
-        "y = x (the targets must be the same windows moved one token along)": _batch_without_shift,
-        "x and y swapped (return the windows first, then the targets)": _batch_swapped,
+        N_(
+            "y = x (the targets must be the same windows moved one token along)"
+        ): _batch_without_shift,
+        N_("x and y swapped (return the windows first, then the targets)"): _batch_swapped,
     },
 )
 
@@ -155,16 +165,16 @@ def _lookup_reference(ids: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 check_embed_with_one_hot = build_exercise(
     notebook="02_embeddings",
     solution=embed_with_one_hot,
-    hint="""
+    hint=N_("""
         `F.one_hot(ids, num_classes=weight.shape[0])` gives (..., V) integers: convert them
         with `.to(weight.dtype)` (a matrix product needs floats on both sides), then `@
         weight`. Without num_classes the width is ids.max() + 1, which is too narrow when
         the largest id is not V − 1.
-    """,
-    success="""
+    """),
+    success=N_("""
         One-hot × W is the row lookup, for any shape of ids — and V times more work than
         indexing.
-    """,
+    """),
     reference=_lookup_reference,
     make_inputs=_random_lookup,
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..attention import MultiHeadAttention, padding_mask
+from ..i18n import N_, _
 from . import Feedback, Option, check_choice, check_value, checker
 from .answers import read_shape
 from .build import build_exercise
@@ -13,38 +14,40 @@ from .solutions.encoder_decoder import cross_attention, cross_attention_mask
 
 
 @checker(
-    hint="""
+    hint=N_("""
         attention weights are always [batch, heads, queries, keys]. Ask where the queries
         come from (which stack, how many tokens) and where the keys come from.
-    """
+    """)
 )
 def check_cross_attention_shape(
     answer: object, B: int = 2, H: int = 4, T: int = 9, S: int = 8, hint: bool = False
 ) -> Feedback:
     """Shape of the cross-attention weights for B sources of S tokens, H heads, T decoder tokens."""
     expected = (B, H, T, S)
-    given, _ = read_shape(answer)
-    hint_text = (
+    given, _problem = read_shape(answer)
+    hint_text = _(
         "the queries come from the decoder (T of them) and the keys from the encoder (S of them): "
         "the weights are [B, H, queries, keys]."
     )
     if given == (B, H, S, T):
-        hint_text = (
+        hint_text = _(
             "rows and columns swapped: each ROW is one decoder query, each COLUMN one source key."
         )
     return check_value(
         answer,
         expected,
-        f"{expected}: one row per decoder query, one column per source token.",
+        _("{expected}: one row per decoder query, one column per source token.").format(
+            expected=expected
+        ),
         hint_text,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         write a 3-digit example: the source 'abc' reversed is 'cba'. Which source position
         does answer digit 0 come from, and digit 1? Generalise to n digits.
-    """
+    """)
 )
 def check_reversal_alignment(
     answer: object, n: int = 7, k: int = 1, hint: bool = False
@@ -54,8 +57,12 @@ def check_reversal_alignment(
     return check_value(
         answer,
         expected,
-        f"answer digit {k} is source digit n − 1 − k = {expected}: the anti-diagonal of the map.",
-        "the answer's first digit (k = 0) is the source's LAST digit (position n − 1); count back from there.",
+        _(
+            "answer digit {k} is source digit n − 1 − k = {expected}: the anti-diagonal of the map."
+        ).format(k=k, expected=expected),
+        _(
+            "the answer's first digit (k = 0) is the source's LAST digit (position n − 1); count back from there."
+        ),
     )
 
 
@@ -63,11 +70,11 @@ FIRST_LOSS_CHOICES = ("below", "equal", "above")
 
 
 @checker(
-    hint="""
+    hint=N_("""
         ln V is the loss of logits that are all EQUAL. The output layer is PyTorch's default
         nn.Linear, so the untrained logits are random, not equal. Does randomness help or
         hurt on average, when the right token is no more likely than the others?
-    """
+    """)
 )
 def check_first_loss(answer: object, hint: bool = False) -> Feedback:
     """14_encoder_decoder, before training: is the untrained model's first loss below, about equal
@@ -79,20 +86,24 @@ def check_first_loss(answer: object, hint: bool = False) -> Feedback:
             Option(
                 lambda word: word.startswith("above") or word in {"higher", "greater", "more", ">"},
                 True,
-                "random logits make the model confidently wrong as often as confidently right, and "
-                "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
-                "for logits of standard deviation σ. The cell after training measures both.",
+                _(
+                    "random logits make the model confidently wrong as often as confidently right, and "
+                    "the loss (the log of an average of exponentials) punishes that: about ln V + σ²/2 "
+                    "for logits of standard deviation σ. The cell after training measures both."
+                ),
             ),
             Option(
                 lambda word: word.startswith("below") or word in {"lower", "less", "<"},
                 False,
-                "below ln V would mean the untrained model already prefers the right tokens. "
-                "Nothing has taught it that yet.",
+                _(
+                    "below ln V would mean the untrained model already prefers the right tokens. "
+                    "Nothing has taught it that yet."
+                ),
             ),
             Option(
                 lambda word: word.startswith(("equal", "about")) or word in {"same", "=", "near"},
                 False,
-                "that holds only if all logits are equal. Are the output layer's weights zero?",
+                _("that holds only if all logits are equal. Are the output layer's weights zero?"),
             ),
         ],
     )
@@ -144,22 +155,26 @@ def _mask_not_expanded(src: torch.Tensor, T: int, pad_id: int) -> torch.Tensor:
 check_cross_attention_mask = build_exercise(
     notebook="14_encoder_decoder",
     solution=cross_attention_mask,
-    hint="""
+    hint=N_("""
         a key (a source token) may be read when it is not padding: `src != pad_id` is (B,
         S). Every decoder query sees the same source tokens, so each of the T rows is that
         same (B, S) row: add the head and query axes with `[:, None, None, :]` and
         `.expand(-1, 1, T, -1)`. Rows are queries, columns are keys.
-    """,
-    success="""
+    """),
+    success=N_("""
         The decoder may read every real source token, whatever its own position (no causal
         triangle here).
-    """,
+    """),
     reference=_mask_reference,
     make_inputs=_mask_inputs,
     slips={
-        "the mask inverted: True must mark the source tokens that MAY be read, not the padding": _mask_inverted,
-        "a causal triangle: the decoder may read every real source token, whatever its position": _mask_with_causal_triangle,
-        "the mask left at (B, 1, 1, S): expand it to the T query rows": _mask_not_expanded,
+        N_(
+            "the mask inverted: True must mark the source tokens that MAY be read, not the padding"
+        ): _mask_inverted,
+        N_(
+            "a causal triangle: the decoder may read every real source token, whatever its position"
+        ): _mask_with_causal_triangle,
+        N_("the mask left at (B, 1, 1, S): expand it to the T query rows"): _mask_not_expanded,
     },
 )
 
@@ -230,21 +245,27 @@ def _cross_view_without_transpose(y, memory, valid, attn):
 check_cross_attention = build_exercise(
     notebook="14_encoder_decoder",
     solution=cross_attention,
-    hint="""
+    hint=N_("""
         section 2 writes it out: Q from y with attn.q_proj, K and V from memory with
         attn.k_proj / attn.v_proj, each split into attn.n_heads heads of D = C // n_heads
         ((B, L, C) -> (B, H, L, D)). Scores q kᵀ / √D are (B, H, T, S); fill the padded
         columns (~valid[:, None, None, :]) with −∞, softmax over the last axis, times v,
         merge the heads back to (B, T, C) and apply attn.out_proj.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is one decoder layer's bridge to the encoder.
-    """,
+    """),
     reference=_cross_reference,
     make_inputs=_cross_inputs,
     slips={
-        "the padding not masked: fill the scores of the padded source columns with −∞ before the softmax": _cross_unmasked,
-        "a missing W_O: the merged heads still go through attn.out_proj": _cross_without_out_proj,
-        "`view` without the transpose: split (B, L, C) -> (B, L, H, D), then transpose(1, 2) to (B, H, L, D) (and back before merging)": _cross_view_without_transpose,
+        N_(
+            "the padding not masked: fill the scores of the padded source columns with −∞ before the softmax"
+        ): _cross_unmasked,
+        N_(
+            "a missing W_O: the merged heads still go through attn.out_proj"
+        ): _cross_without_out_proj,
+        N_(
+            "`view` without the transpose: split (B, L, C) -> (B, L, H, D), then transpose(1, 2) to (B, H, L, D) (and back before merging)"
+        ): _cross_view_without_transpose,
     },
 )

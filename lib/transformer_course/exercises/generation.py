@@ -8,6 +8,7 @@ import math
 import torch
 
 from ..generate import filter_logits, next_token_probs
+from ..i18n import N_, _
 from . import Feedback, Option, check_choice, check_value, checker
 from .answers import read_number
 from .build import build_exercise
@@ -17,11 +18,11 @@ PROBS = (0.5, 0.3, 0.15, 0.05)
 
 
 @checker(
-    hint="""
+    hint=N_("""
         walk down the probabilities from the largest, adding them up; the nucleus is
         complete as soon as the running sum reaches top_p (the token that crosses it is
         kept).
-    """
+    """)
 )
 def check_top_p_count(
     answer: object, probs=PROBS, top_p: float = 0.75, hint: bool = False
@@ -34,17 +35,19 @@ def check_top_p_count(
             break
         total += p
         expected += 1
-    hint_text = "sort the probabilities, add them up from the largest, and stop as soon as the sum reaches top_p."
+    hint_text = _(
+        "sort the probabilities, add them up from the largest, and stop as soon as the sum reaches top_p."
+    )
     if _same_number(answer, expected - 1):
-        hint_text = (
-            f"it looks like `cumsum <= p`: that drops the token whose probability carries the sum "
-            f"past {top_p}, so the kept tokens hold less than {top_p}. The nucleus keeps that token."
-        )
+        hint_text = _(
+            "it looks like `cumsum <= p`: that drops the token whose probability carries the sum past {top_p}, so the kept tokens hold less than {top_p}. The nucleus keeps that token."
+        ).format(top_p=top_p)
     return check_value(
         answer,
         expected,
-        f"the {expected} most probable tokens hold {total:.2f} ≥ {top_p}; without the last of them only "
-        f"{total - ordered[expected - 1]:.2f}.",
+        _(
+            "the {expected} most probable tokens hold {total:.2f} ≥ {top_p}; without the last of them only {rest:.2f}."
+        ).format(expected=expected, total=total, top_p=top_p, rest=total - ordered[expected - 1]),
         hint_text,
     )
 
@@ -56,10 +59,10 @@ def _same_number(answer: object, value: float) -> bool:
 
 
 @checker(
-    hint="""
+    hint=N_("""
         temperature divides the logits BEFORE the softmax: compute e^(z/τ) for each logit,
         then divide the first by their sum.
-    """
+    """)
 )
 def check_temperature_probability(
     answer: object, logits=(2.0, 1.0, 0.0), temperature: float = 0.5, hint: bool = False
@@ -71,17 +74,19 @@ def check_temperature_probability(
     return check_value(
         answer,
         expected,
-        f"softmax({[round(z / temperature, 2) for z in logits]})[0] ≈ {expected:.4f}: a low temperature sharpens.",
-        "divide every logit by the temperature first, then take the softmax.",
+        _("softmax({scaled})[0] ≈ {expected:.4f}: a low temperature sharpens.").format(
+            scaled=[round(z / temperature, 2) for z in logits], expected=expected
+        ),
+        _("divide every logit by the temperature first, then take the softmax."),
         tolerance=1e-3,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         the probability of a sequence is the product of its steps' probabilities, and the
         log of a product is the sum of the logs (natural log: math.log).
-    """
+    """)
 )
 def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = False) -> Feedback:
     """The total log-probability of a continuation whose tokens had probabilities ``probs``."""
@@ -89,17 +94,21 @@ def check_sequence_log_prob(answer: object, probs=(0.5, 0.2, 0.1), hint: bool = 
     return check_value(
         answer,
         expected,
-        f"ln 0.5 + ln 0.2 + ln 0.1 = ln 0.01 ≈ {expected:.4f}: log-probabilities add up.",
-        "the probability of the whole continuation is the product of its tokens' probabilities; take the "
-        "natural log (a negative number).",
+        _("ln 0.5 + ln 0.2 + ln 0.1 = ln 0.01 ≈ {expected:.4f}: log-probabilities add up.").format(
+            expected=expected
+        ),
+        _(
+            "the probability of the whole continuation is the product of its tokens' probabilities; take the "
+            "natural log (a negative number)."
+        ),
         tolerance=1e-3,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         a candidate is one kept beam followed by one token: count the pairs (beam, token).
-    """
+    """)
 )
 def check_beam_candidates(
     answer: object, beam_width: int = 4, vocab_size: int = 3771, hint: bool = False
@@ -109,9 +118,10 @@ def check_beam_candidates(
     return check_value(
         answer,
         expected,
-        f"each of the {beam_width} kept beams is extended by each of the {vocab_size:,} tokens: {expected:,} "
-        f"candidates, of which {beam_width} are kept.",
-        "every kept beam can be followed by every token of the vocabulary.",
+        _(
+            "each of the {beam_width} kept beams is extended by each of the {vocab_size:,} tokens: {expected:,} candidates, of which {beam_width} are kept."
+        ).format(beam_width=beam_width, vocab_size=vocab_size, expected=expected),
+        _("every kept beam can be followed by every token of the vocabulary."),
     )
 
 
@@ -119,10 +129,10 @@ STRATEGIES = ("greedy", "sample", "top-k", "top-p", "beam")
 
 
 @checker(
-    hint="""
+    hint=N_("""
         greedy maximises each step's probability, sampling draws away from the maximum on
         purpose; which strategy compares whole continuations by their total log-probability?
-    """
+    """)
 )
 def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback:
     """12_generation, before the side-by-side table: which strategy's continuation gets the highest
@@ -134,24 +144,30 @@ def check_most_probable_strategy(answer: object, hint: bool = False) -> Feedback
             Option(
                 lambda name: "beam" in name,
                 True,
-                "beam search keeps the 4 best partial continuations by total log-probability; "
-                "greedy can only take the best next token. The table shows it.",
+                _(
+                    "beam search keeps the 4 best partial continuations by total log-probability; "
+                    "greedy can only take the best next token. The table shows it."
+                ),
             ),
             Option(
                 lambda name: "greedy" in name,
                 False,
-                "greedy takes the most probable NEXT token, which need not start the most "
-                "probable SEQUENCE (a less likely first token can lead to likelier ones). "
-                "Which strategy keeps several candidates?",
+                _(
+                    "greedy takes the most probable NEXT token, which need not start the most "
+                    "probable SEQUENCE (a less likely first token can lead to likelier ones). "
+                    "Which strategy keeps several candidates?"
+                ),
             ),
             Option(
                 lambda name: name in STRATEGIES or "sampl" in name or "top" in name,
                 False,
-                "sampling draws tokens that are not the most probable, on purpose: its total "
-                "log-probability is lower. Look for a strategy that maximises it.",
+                _(
+                    "sampling draws tokens that are not the most probable, on purpose: its total "
+                    "log-probability is lower. Look for a strategy that maximises it."
+                ),
             ),
         ],
-        noun="names",
+        noun=_("names"),
     )
 
 
@@ -205,21 +221,25 @@ def _top_p_mask_left_sorted(logits: torch.Tensor, top_p: float) -> torch.Tensor:
 check_top_p_filter = build_exercise(
     notebook="12_generation",
     solution=top_p_filter,
-    hint="""
+    hint=N_("""
         softmax, then sort the probabilities in descending order (`sort` also returns the
         order). A token is dropped when the tokens ranked ABOVE it already hold ≥ top_p:
         that is cumsum − its own probability. Put the drop mask back in vocabulary order
         (`scatter` with the order, or index with it), then `masked_fill(drop,
         float('-inf'))`. Work on the last dimension, so (B, V) and (V,) both work.
-    """,
-    success="""
+    """),
+    success=N_("""
         Sampling from softmax of these logits is top-p sampling.
-    """,
+    """),
     reference=_top_p_reference,
     make_inputs=_top_p_inputs,
     slips={
-        "`cumsum <= p` (the token that carries the sum past top_p is dropped; the nucleus keeps it)": _top_p_cumsum_at_most_p,
-        "the drop mask left in sorted order (put it back in vocabulary order with `scatter` or the sort indices)": _top_p_mask_left_sorted,
+        N_(
+            "`cumsum <= p` (the token that carries the sum past top_p is dropped; the nucleus keeps it)"
+        ): _top_p_cumsum_at_most_p,
+        N_(
+            "the drop mask left in sorted order (put it back in vocabulary order with `scatter` or the sort indices)"
+        ): _top_p_mask_left_sorted,
     },
 )
 
@@ -272,19 +292,23 @@ def _sampling_not_renormalised(
 check_sampling_probs = build_exercise(
     notebook="12_generation",
     solution=sampling_probs,
-    hint="""
+    hint=N_("""
         three steps: divide the logits by the temperature; find the k-th largest
         (`topk(k).values[..., -1:]`, and k may exceed V: use min) and set every smaller
         logit to −∞; softmax over the last dimension. Use torch.softmax, not exp / sum:
         these logits reach ±20,000 after dividing, and exp overflows.
-    """,
-    success="""
+    """),
+    success=N_("""
         A low temperature piles the probability on the top token, and top-k 1 is greedy.
-    """,
+    """),
     reference=_sampling_reference,
     make_inputs=_sampling_inputs,
     slips={
-        "the logits multiplied by the temperature (divide them: a small τ must sharpen)": _sampling_times_temperature,
-        "the top-k probabilities not renormalised (softmax AFTER removing the other tokens, so they sum to 1)": _sampling_not_renormalised,
+        N_(
+            "the logits multiplied by the temperature (divide them: a small τ must sharpen)"
+        ): _sampling_times_temperature,
+        N_(
+            "the top-k probabilities not renormalised (softmax AFTER removing the other tokens, so they sum to 1)"
+        ): _sampling_not_renormalised,
     },
 )

@@ -10,6 +10,7 @@ import math
 import torch
 from torch.nn import functional as F
 
+from ..i18n import N_, _
 from ..model import GPT, GPTConfig
 from . import Feedback, check_value, checker, report, unanswered
 from .answers import read_number
@@ -18,11 +19,11 @@ from .solutions.logits import cross_entropy_loss, tied_logits
 
 
 @checker(
-    hint="""
+    hint=N_("""
         a uniform guess costs ln V. Logits spread by σ around their mean add about σ²/2:
         log Σ_v e^{z_v} = ln V + log(mean of e^{z_v}), and the mean of e^z for z ~ N(0, σ²) is
         e^{σ²/2}, while the true token's logit is 0 on average. Use σ ≈ 0.71 and the natural log.
-    """
+    """)
 )
 def check_untrained_loss(
     answer: object, vocab_size: int = 3771, logit_std: float = 1 / math.sqrt(2), hint: bool = False
@@ -42,25 +43,33 @@ def check_untrained_loss(
         return report(
             False,
             "",
-            f"ln {vocab_size} ≈ {uniform:.2f} is the loss of a model that gives every token the same "
-            f"probability. This model's logits spread by σ ≈ {logit_std:.2f}: add σ²/2.",
+            _(
+                "ln {vocab_size} ≈ {uniform:.2f} is the loss of a model that gives every token the same probability. This model's logits spread by σ ≈ {logit_std:.2f}: add σ²/2."
+            ).format(vocab_size=vocab_size, uniform=uniform, logit_std=logit_std),
         )
     return check_value(
         answer,
         expected,
-        f"ln {vocab_size} + σ²/2 ≈ {uniform:.2f} + {logit_std**2 / 2:.2f} = {expected:.2f}: the spread of the "
-        "logits makes the untrained model a little surer than uniform, and mostly wrong.",
-        f"start from ln {vocab_size} (a uniform guess, natural log) and add σ²/2 for logits of spread "
-        f"σ ≈ {logit_std:.2f}.",
+        _(
+            "ln {vocab_size} + σ²/2 ≈ {uniform:.2f} + {half_variance:.2f} = {expected:.2f}: the spread of the logits makes the untrained model a little surer than uniform, and mostly wrong."
+        ).format(
+            vocab_size=vocab_size,
+            uniform=uniform,
+            half_variance=logit_std**2 / 2,
+            expected=expected,
+        ),
+        _(
+            "start from ln {vocab_size} (a uniform guess, natural log) and add σ²/2 for logits of spread σ ≈ {logit_std:.2f}."
+        ).format(vocab_size=vocab_size, logit_std=logit_std),
         tolerance=0.1,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         the loss at one position looks only at the true next token: how much probability did
         it get? Take −log of that (natural log).
-    """
+    """)
 )
 def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = False) -> Feedback:
     """The loss at one position where the model gives the true next token ``probability``."""
@@ -68,18 +77,20 @@ def check_cross_entropy(answer: object, probability: float = 0.25, hint: bool = 
     return check_value(
         answer,
         expected,
-        f"−ln {probability} ≈ {expected:.4f}; only the true token's probability matters.",
-        "cross-entropy at one position is −log p(true next token), with the natural logarithm.",
+        _("−ln {probability} ≈ {expected:.4f}; only the true token's probability matters.").format(
+            probability=probability, expected=expected
+        ),
+        _("cross-entropy at one position is −log p(true next token), with the natural logarithm."),
         tolerance=1e-3,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         after the final LayerNorm each vector h has mean 0 and variance 1, so Σ h_i² =
         d_model. A logit is Σ h_i w_i with independent w_i of standard deviation 0.02: add
         the variances.
-    """
+    """)
 )
 def check_logit_std(
     answer: object, d_model: int = 64, weight_std: float = 0.02, hint: bool = False
@@ -90,10 +101,13 @@ def check_logit_std(
     return check_value(
         answer,
         expected,
-        f"{weight_std} · √{d_model} = {expected:.2f}: each logit sums {d_model} independent terms h_i·w_i, "
-        f"and Σ h_i² = {d_model} after the LayerNorm.",
-        "a logit is h · w: the variance of a sum of independent terms is the sum of their variances, "
-        "Var(h_i w_i) = h_i² · 0.02², and the LayerNorm makes Σ h_i² = d_model.",
+        _(
+            "{weight_std} · √{d_model} = {expected:.2f}: each logit sums {d_model} independent terms h_i·w_i, and Σ h_i² = {d_model} after the LayerNorm."
+        ).format(weight_std=weight_std, d_model=d_model, expected=expected),
+        _(
+            "a logit is h · w: the variance of a sum of independent terms is the sum of their variances, "
+            "Var(h_i w_i) = h_i² · 0.02², and the LayerNorm makes Σ h_i² = d_model."
+        ),
         tolerance=0.01,
     )
 
@@ -119,16 +133,16 @@ def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> tor
 check_cross_entropy_loss = build_exercise(
     notebook="10_logits_and_loss",
     solution=cross_entropy_loss,
-    hint="""
+    hint=N_("""
         `torch.log_softmax(logits, dim=-1)` gives log p for every token (stable even for
         logits of 100, where `torch.log(torch.softmax(...))` underflows to log 0 = −inf);
         `.gather(-1, targets.unsqueeze(-1))` picks the true token's log p at each position;
         the loss is minus their mean, a 0-d tensor.
-    """,
-    success="""
+    """),
+    success=N_("""
         `F.cross_entropy(logits.flatten(0, 1), targets.flatten())`, which `GPT.forward`
         calls, computes exactly this.
-    """,
+    """),
     reference=_cross_entropy_reference,
     make_inputs=_cross_entropy_inputs,
     atol=1e-4,
@@ -169,15 +183,15 @@ def _tied_logits_reference(model: GPT, idx: torch.Tensor) -> torch.Tensor:
 check_tied_logits = build_exercise(
     notebook="10_logits_and_loss",
     solution=tied_logits,
-    hint="""
+    hint=N_("""
         `model.embed(idx)` gives the token vectors plus positions; run them through every
         block of `model.blocks`, then `model.final_norm`; the output layer is the embedding
         table itself: multiply by `model.token_embedding.weight.T` (C, V).
-    """,
-    success="""
+    """),
+    success=N_("""
         This is `GPT.forward` without the loss: with `tie_weights=True`, `lm_head.weight`
         *is* the table.
-    """,
+    """),
     reference=_tied_logits_reference,
     make_inputs=_tied_model_inputs,
 )

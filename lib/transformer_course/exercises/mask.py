@@ -6,6 +6,7 @@ import torch
 
 from ..attention import MultiHeadAttention, causal_mask
 from ..attention import padding_mask as library_padding_mask
+from ..i18n import N_, _
 from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
@@ -14,18 +15,18 @@ from .solutions.mask import find_broken_layer, mask_future, padding_mask, sees_t
 
 
 @checker(
-    hint="""
+    hint=N_("""
         row `query` of the causal mask is True in columns 0 … query (the past and the query
         itself). Positions count from 0.
-    """
+    """)
 )
 def check_visible_keys(answer: object, query: int = 5, hint: bool = False) -> Feedback:
     """How many keys query position ``query`` (0-based) may attend to under the causal mask."""
     return check_value(
         answer,
         query + 1,
-        f"positions 0 … {query}: {query + 1} keys (itself included).",
-        "a query sees every earlier position and itself, and positions start at 0.",
+        _("positions 0 … {query}: {n} keys (itself included).").format(query=query, n=query + 1),
+        _("a query sees every earlier position and itself, and positions start at 0."),
     )
 
 
@@ -127,9 +128,11 @@ def _suspects(config: GPTConfig, seed: int) -> dict[str, GPT]:
         torch.manual_seed(seed)
         causal = GPT(config)
     return {
-        "a causal GPT": causal,
-        "a GPT whose block 1 is off by one": leaky_gpt(config, 1, seed=seed + 1),
-        "a GPT where only query 2 peeks at key 5": leaky_gpt(config, 0, peek=(2, 5), seed=seed + 2),
+        _("a causal GPT"): causal,
+        _("a GPT whose block 1 is off by one"): leaky_gpt(config, 1, seed=seed + 1),
+        _("a GPT where only query 2 peeks at key 5"): leaky_gpt(
+            config, 0, peek=(2, 5), seed=seed + 2
+        ),
     }
 
 
@@ -138,38 +141,48 @@ def _judge_one(answer, model: GPT, idx: torch.Tensor, t: int, where: str) -> Fee
     try:
         got = answer(model, idx.clone(), t)
     except Exception as error:  # the learner's code: report, never crash the notebook
-        return report(False, "", f"your function raised {type(error).__name__}: {error} ({where}).")
+        return report(
+            False,
+            "",
+            _("your function raised {kind}: {error} ({where}).").format(
+                kind=type(error).__name__, error=error, where=where
+            ),
+        )
     if unanswered(got):  # the stub's body is still `...`: it returns None
         return report(
             False,
             "",
-            "your function returns None: replace the `...` in its body with your code.",
+            _("your function returns None: replace the `...` in its body with your code."),
             answered=False,
         )
     got, problem = read_bool(got)
     if problem:
         return report(
-            False, "", f"your function should {problem[0].lower()}{problem[1:]} ({where})"
+            False,
+            "",
+            _("your function should {problem} ({where})").format(
+                problem=problem[0].lower() + problem[1:], where=where
+            ),
         )
     want = _truth(model, idx, t)
     if got != want:
         return report(
             False,
             "",
-            f"{where}: the right answer is {want}, yours is {bool(got)}. Hint: copy idx, "
-            "change every token after position t, run the model on both, and compare the logits "
-            "of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers).",
+            _(
+                "{where}: the right answer is {want}, yours is {got}. Hint: copy idx, change every token after position t, run the model on both, and compare the logits of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers)."
+            ).format(where=where, want=want, got=bool(got)),
         )
     return None
 
 
 @checker(
-    hint="""
+    hint=N_("""
         copy `idx` (`idx.clone()`), give every position after t a different token, e.g. `(id
         + 1) % model.config.vocab_size`, run `model(...)` on both under `torch.no_grad()`
         (it returns `(logits, loss)`), and compare `logits[:, : t + 1]` of the two runs with
         `torch.equal` — no tolerance: a causal model gives identical numbers there.
-    """
+    """)
 )
 def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> Feedback:
     """06_mask exercise: ``answer`` is the learner's ``sees_the_future(model, idx, t) -> bool``.
@@ -178,12 +191,14 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
     query peeks at a single later key) and must say, for every t, whether changing the tokens
     after t moves any output at positions 0 … t."""
     if unanswered(answer):
-        return report(False, "", NOT_ANSWERED, answered=False)
+        return report(False, "", _(NOT_ANSWERED), answered=False)
     if not callable(answer):
         return report(
             False,
             "",
-            f"answer with your function sees_the_future itself (no call), got {type(answer).__name__}.",
+            _("answer with your function sees_the_future itself (no call), got {kind}.").format(
+                kind=type(answer).__name__
+            ),
         )
     config = GPTConfig(
         vocab_size=40, context_length=8, d_model=16, n_heads=2, n_layers=2, dropout=0.0
@@ -197,23 +212,27 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
     for name, model in _suspects(config, seed).items():
         model.eval()
         for t in range(config.context_length - 1):
-            problem = _judge_one(answer, model, idx, t, f"on {name}, t = {t}")
+            problem = _judge_one(
+                answer, model, idx, t, _("on {name}, t = {t}").format(name=name, t=t)
+            )
             if problem is not None:
                 return problem
     return report(
         True,
-        "your test catches an off-by-one mask and a single leaking cell, and passes the causal model. "
-        "`causality.check_causal` does the same for every t, and adds the gradient test.",
+        _(
+            "your test catches an off-by-one mask and a single leaking cell, and passes the causal model. "
+            "`causality.check_causal` does the same for every t, and adds the gradient test."
+        ),
         "",
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         loop over `enumerate(suspect.blocks)` and run `check_causal(block.attn, causal=True,
         raise_on_leak=False)` on each; its `.ok` is False for the leaking block. Answer with
         that index.
-    """
+    """)
 )
 def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = False) -> Feedback:
     """06_mask exercise: which block of ``model`` (the suspect, by default ``suspect_model()``)
@@ -233,10 +252,13 @@ def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = Fa
     return check_value(
         answer,
         expected,
-        f"block {expected}: `check_causal(model.blocks[{expected}].attn, causal=True)` names the pairs (t, t + 1) — "
-        "an off-by-one diagonal.",
-        "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
-        "and answer with the index (0-based) of the one that is not causal.",
+        _(
+            "block {expected}: `check_causal(model.blocks[{expected}].attn, causal=True)` names the pairs (t, t + 1) — an off-by-one diagonal."
+        ).format(expected=expected),
+        _(
+            "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
+            "and answer with the index (0-based) of the one that is not causal."
+        ),
     )
 
 
@@ -268,23 +290,25 @@ def _future_set_to_zero(scores: torch.Tensor) -> torch.Tensor:
 check_mask_future = build_exercise(
     notebook="06_mask",
     solution=mask_future,
-    hint="""
+    hint=N_("""
         build the (T, T) boolean lower triangle (`torch.ones(T, T,
         dtype=torch.bool).tril()`), then `scores.masked_fill(~visible, float('-inf'))`: the
         ~ selects the future. T is `scores.shape[-1]`; the (T, T) mask broadcasts over B and
         H.
-    """,
-    success="""
+    """),
+    success=N_("""
         Softmax turns every −∞ into a weight of exactly 0.
-    """,
+    """),
     reference=_masked_scores_reference,
     make_inputs=_random_scores,
     slips={
-        "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), so "
-        "it hides each token's own key too; the future is `triu(diagonal=1)`": (
-            _triu_with_the_diagonal
-        ),
-        "0 instead of −∞ for the future (softmax gives e⁰ = 1, a share, not 0)": _future_set_to_zero,
+        N_(
+            "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), so "
+            "it hides each token's own key too; the future is `triu(diagonal=1)`"
+        ): (_triu_with_the_diagonal),
+        N_(
+            "0 instead of −∞ for the future (softmax gives e⁰ = 1, a share, not 0)"
+        ): _future_set_to_zero,
     },
 )
 
@@ -312,21 +336,21 @@ def _one_padded_key_too_many(lengths: torch.Tensor, S: int) -> torch.Tensor:
 check_padding_mask = build_exercise(
     notebook="06_mask",
     solution=padding_mask,
-    hint="""
+    hint=N_("""
         compare the positions `torch.arange(S)` with each window's length: a (1, S) row
         against a (B, 1) column broadcasts to (B, S), True where position < length. Then add
         two axes of size 1 in the middle, `[:, None, None, :]`, so the mask broadcasts over
         heads and queries.
-    """,
-    success="""
+    """),
+    success=N_("""
         `attention.padding_mask` does the last step; `&` with the causal mask gives (B, 1,
         T, T).
-    """,
+    """),
     reference=_padding_mask_reference,
     make_inputs=_random_lengths,
     slips={
-        "`<=` instead of `<` (position `length` is the first padded key, not the last real one)": (
-            _one_padded_key_too_many
-        ),
+        N_(
+            "`<=` instead of `<` (position `length` is the first padded key, not the last real one)"
+        ): (_one_padded_key_too_many),
     },
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
+from ..i18n import N_, _
 from ..norm import rms_norm as library_rms_norm
 from ..positional import apply_rope
 from . import Feedback, Option, check_choice, check_value, checker, report, unanswered
@@ -15,10 +16,10 @@ from .solutions.modern import grouped_query_attention, rms_norm, rope
 
 
 @checker(
-    hint="""
+    hint=N_("""
         per layer and per K/V head a token leaves one key and one value, each head_dim
         numbers of bytes_per_value bytes; multiply by the layers and the K/V heads.
-    """
+    """)
 )
 def check_kv_cache_bytes(
     answer: object,
@@ -30,52 +31,73 @@ def check_kv_cache_bytes(
 ) -> Feedback:
     """How many bytes of KV cache does one token need in a model of these shapes?"""
     expected = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
-    hint_text = (
+    hint_text = _(
         "every layer stores one key AND one value vector per KV head (not per query head); multiply the four "
         "numbers and the factor 2."
     )
     value, problem = read_number(answer)
     slips = [  # (the answer a slip gives, the slip); with 2-byte numbers both give half
-        (expected // 2, "only the keys (or only the values): the cache holds both, × 2"),
-        (expected // bytes_per_value, f"numbers, not bytes: each takes {bytes_per_value} bytes"),
+        (expected // 2, _("only the keys (or only the values): the cache holds both, × 2")),
+        (
+            expected // bytes_per_value,
+            _("numbers, not bytes: each takes {bytes_per_value} bytes").format(
+                bytes_per_value=bytes_per_value
+            ),
+        ),
     ]
     named = [why for wrong, why in slips if problem is None and value == wrong]
     if named:
-        hint_text = "it looks like you counted " + ", or ".join(named) + "."
+        hint_text = _("it looks like you counted {slips}.").format(slips=_(", or ").join(named))
     return check_value(
         answer,
         expected,
-        f"2 (K and V) × {n_layers} layers × {n_kv_heads} KV heads × {head_dim} × {bytes_per_value} bytes = "
-        f"{expected:,} bytes ({expected // 1024} KiB) per token.",
+        _(
+            "2 (K and V) × {n_layers} layers × {n_kv_heads} KV heads × {head_dim} × {bytes_per_value} bytes = {expected:,} bytes ({kib} KiB) per token."
+        ).format(
+            n_layers=n_layers,
+            n_kv_heads=n_kv_heads,
+            head_dim=head_dim,
+            bytes_per_value=bytes_per_value,
+            expected=expected,
+            kib=expected // 1024,
+        ),
         hint_text,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         count the weights: the ReLU FFN has two d × 4d matrices, SwiGLU three d × d_ff
         matrices. Set the counts equal and solve for d_ff, then round to a whole number.
-    """
+    """)
 )
 def check_swiglu_hidden(answer: object, d_model: int = 512, hint: bool = False) -> Feedback:
     """Which whole SwiGLU hidden size d_ff gives (about) the parameters of a 4·d_model ReLU FFN
     without biases? 8·d_model/3, rounded either way."""
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a whole number.", answered=False)
+        return report(False, "", _("replace the `...` with a whole number."), answered=False)
     exact = 8 * d_model / 3
     value, problem = read_number(answer)
     if problem:
-        return report(False, "", f"{problem} The answer is the hidden width d_ff.")
+        return report(
+            False, "", _("{problem} The answer is the hidden width d_ff.").format(problem=problem)
+        )
     if value != int(value):
         return report(
             False,
             "",
-            f"{value} is not a whole number: a layer has a whole number of units. Round your d_ff.",
+            _(
+                "{value} is not a whole number: a layer has a whole number of units. Round your d_ff."
+            ).format(value=value),
         )
     return report(
         abs(value - exact) < 1,
-        f"3 · d · d_ff = 8 · d² gives d_ff = 8d/3 ≈ {exact:.1f}; real models round it (LLaMA to a multiple of 256).",
-        "count the parameters: a plain FFN has 2 matrices of d × 4d, SwiGLU 3 matrices of d × d_ff; set them equal.",
+        _(
+            "3 · d · d_ff = 8 · d² gives d_ff = 8d/3 ≈ {exact:.1f}; real models round it (LLaMA to a multiple of 256)."
+        ).format(exact=exact),
+        _(
+            "count the parameters: a plain FFN has 2 matrices of d × 4d, SwiGLU 3 matrices of d × d_ff; set them equal."
+        ),
     )
 
 
@@ -122,20 +144,24 @@ def _rope_frequency_without_2(x: torch.Tensor) -> torch.Tensor:
 check_rope = build_exercise(
     notebook="13_modern_blocks",
     solution=rope,
-    hint="""
+    hint=N_("""
         the angles are a (T, D/2) table: positions 0 … T−1 (a column) times base^(−2i/D) for
         i = 0 … D/2 − 1 (a row). The pairs are INTERLEAVED: x[..., 0::2] are the first and
         x[..., 1::2] the second coordinates. Rotate: (a, b) → (a cos θ − b sin θ, a sin θ +
         b cos θ), and write the results back to the even and odd slots (not to two halves).
-    """,
-    success="""
+    """),
+    success=N_("""
         Rotated queries and keys give scores that depend only on the offset m − n.
-    """,
+    """),
     reference=_rope_reference,
     make_inputs=_rope_inputs,
     slips={
-        "the two halves rotated together (Hugging Face's LLaMA layout), not the adjacent pairs (x_2i, x_2i+1)": _rope_halves,
-        "the angle 10000^(−i/D) per pair: the exponent is −2i/D (i counts pairs, 2i features)": _rope_frequency_without_2,
+        N_(
+            "the two halves rotated together (Hugging Face's LLaMA layout), not the adjacent pairs (x_2i, x_2i+1)"
+        ): _rope_halves,
+        N_(
+            "the angle 10000^(−i/D) per pair: the exponent is −2i/D (i counts pairs, 2i features)"
+        ): _rope_frequency_without_2,
     },
 )
 
@@ -171,21 +197,25 @@ def _rms_mean_subtracted(x: torch.Tensor, weight: torch.Tensor, eps: float) -> t
 check_rms_norm = build_exercise(
     notebook="13_modern_blocks",
     solution=rms_norm,
-    hint="""
+    hint=N_("""
         the mean of x² over the LAST dimension (keepdim=True, so it broadcasts back), plus
         eps, then the square root; divide x by it and multiply by weight. No mean is
         subtracted, and ε goes INSIDE the root (the inputs include vectors with an RMS near
         1e-3, where the two placements differ).
-    """,
-    success="""
+    """),
+    success=N_("""
         Same formula as nn.RMSNorm and LLaMA.
-    """,
+    """),
     reference=_rms_reference,
     make_inputs=_rms_inputs,
     atol=1e-4,
     slips={
-        "ε outside the root, x / (RMS(x) + ε) (the architecture cheat sheet's formula); it belongs inside, x / √(mean(x²) + ε)": _rms_eps_outside,
-        "the mean subtracted (that is LayerNorm; RMSNorm only divides by the root mean square)": _rms_mean_subtracted,
+        N_(
+            "ε outside the root, x / (RMS(x) + ε) (the architecture cheat sheet's formula); it belongs inside, x / √(mean(x²) + ε)"
+        ): _rms_eps_outside,
+        N_(
+            "the mean subtracted (that is LayerNorm; RMSNorm only divides by the root mean square)"
+        ): _rms_mean_subtracted,
     },
 )
 
@@ -225,21 +255,23 @@ def _gqa_unscaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Te
 check_grouped_query_attention = build_exercise(
     notebook="13_modern_blocks",
     solution=grouped_query_attention,
-    hint="""
+    hint=N_("""
         r = H // H_kv query heads share one K/V head, and they are CONSECUTIVE: heads 0 …
         r−1 read K/V head 0. So repeat each K/V head r times in place —
         `k.repeat_interleave(r, dim=1)`, not `k.repeat(1, r, 1, 1)`, which interleaves the
         groups — then ordinary attention: softmax(q kᵀ / √D) v.
-    """,
-    success="""
+    """),
+    success=N_("""
         Each K/V head now serves its group of query heads; the KV cache holds only H_kv of
         them.
-    """,
+    """),
     reference=_gqa_reference,
     make_inputs=_gqa_inputs,
     slips={
-        "`repeat` for `repeat_interleave`: query head h then reads K/V head h mod H_kv, not h // (H / H_kv)": _gqa_repeat,
-        "the scores not divided by √D": _gqa_unscaled,
+        N_(
+            "`repeat` for `repeat_interleave`: query head h then reads K/V head h mod H_kv, not h // (H / H_kv)"
+        ): _gqa_repeat,
+        N_("the scores not divided by √D"): _gqa_unscaled,
     },
 )
 
@@ -248,11 +280,11 @@ SMALL_TOKENS_CHOICES = ("frequencies", "classic", "better")
 
 
 @checker(
-    hint="""
+    hint=N_("""
         compare the sizes printed above: token vectors of RMS 0.02 added to a table of RMS
         0.71. What is left of a token's identity in the sum, and what can a model predict
         that knows only the position?
-    """
+    """)
 )
 def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback:
     """13_modern_blocks, before the ablation runs: where does the training loss of the classic
@@ -265,15 +297,19 @@ def check_small_token_embeddings(answer: object, hint: bool = False) -> Feedback
             Option(
                 lambda word: word.startswith(("freq", "unigram", "entropy")),
                 True,
-                "the tokens are 36× quieter than the positions, so the model learns the one thing it "
-                "can without reading them well: how common each token is. The table below shows the row "
-                "at the entropy for all 200 steps.",
+                _(
+                    "the tokens are 36× quieter than the positions, so the model learns the one thing it "
+                    "can without reading them well: how common each token is. The table below shows the row "
+                    "at the entropy for all 200 steps."
+                ),
             ),
             Option(
                 lambda word: word.startswith(("classic", "better", "below")),
                 False,
-                "the only difference from the classic row is the token vectors' size at the start. "
-                "Look at the two RMS values printed above: can the model tell its tokens apart?",
+                _(
+                    "the only difference from the classic row is the token vectors' size at the start. "
+                    "Look at the two RMS values printed above: can the model tell its tokens apart?"
+                ),
             ),
         ],
     )

@@ -31,30 +31,61 @@ import torch
 from torch import nn
 
 from .. import data
+from ..i18n import N_, NC_, _, pgettext
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer
 from . import Feedback, checker, report, unanswered
 from .build import compare_tensors
 from .solutions.my_gpt import MyGPT
 
-#: What to look at when a stage differs.
+#: What to look at when a stage differs (declared in English, shown as ``_(STAGE_HINTS[kind])``).
 STAGE_HINTS = {
-    "embedding": "the token vectors are the table's rows times √d_model (`token_embedding.weight[idx]`).",
-    "+ positions": "add the sinusoidal table's first T rows (notebook 03) to the token vectors.",
-    "attention": (
+    "embedding": N_(
+        "the token vectors are the table's rows times √d_model (`token_embedding.weight[idx]`)."
+    ),
+    "+ positions": N_(
+        "add the sinusoidal table's first T rows (notebook 03) to the token vectors."
+    ),
+    "attention": N_(
         "pre-norm: h + attention(LayerNorm(h)) — the norm goes on the sub-layer's input, never on the "
         "residual path; split (B, T, C) → (B, H, T, D), scores / √D, the causal mask, softmax, "
         "weights @ V, merge the heads, then out_proj (W_O)."
     ),
-    "feed-forward": "h + down(ReLU(up(LayerNorm(h)))), with norm2's γ and β.",
-    "final norm": "LayerNorm with final_norm's γ and β, the variance divided by C, ε = 1e-5 inside the root.",
-    "head": "the output layer is the table itself: h @ token_embedding.weight.T, no bias (tied).",
-    "forward": (
+    "feed-forward": N_("h + down(ReLU(up(LayerNorm(h)))), with norm2's γ and β."),
+    "final norm": N_(
+        "LayerNorm with final_norm's γ and β, the variance divided by C, ε = 1e-5 inside the root."
+    ),
+    "head": N_(
+        "the output layer is the table itself: h @ token_embedding.weight.T, no bias (tied)."
+    ),
+    "forward": N_(
         "your stages are right, so look at forward: token_vectors → add_positions → for every block "
         "attention_step then feed_forward_step → final_layer_norm → output_logits; the loss is "
         "F.cross_entropy over all B·T positions (None without targets)."
     ),
 }
+#: The stages as a learner reads their names (``block {k} …`` for the stages of block k), in the
+#: context "GPT stage": "head" is the output layer here, an attention head in the widgets.
+STAGE = "GPT stage"  # written out in each NC_() below: Babel extracts literals only
+STAGE_NAMES = {
+    "embedding": NC_("GPT stage", "embedding"),
+    "+ positions": NC_("GPT stage", "+ positions"),
+    "attention": NC_("GPT stage", "block {k} attention"),
+    "feed-forward": NC_("GPT stage", "block {k} feed-forward"),
+    "final norm": NC_("GPT stage", "final norm"),
+    "head": NC_("GPT stage", "head"),
+}
+
+
+def _stage_kind(stage: str) -> str:
+    """``block 2 attention`` -> ``attention``; other stages are their own kind."""
+    return stage.split(" ", 2)[-1] if stage.startswith("block") else stage
+
+
+def _shown_stage(stage: str) -> str:
+    """A stage's name in the learner's language."""
+    k = stage.split(" ", 2)[1] if stage.startswith("block") else ""
+    return pgettext(STAGE, STAGE_NAMES[_stage_kind(stage)]).format(k=k)
 
 
 @dataclass(frozen=True)
@@ -113,19 +144,19 @@ def _copy_weights(library: GPT, mine: nn.Module) -> str | None:
     ours = dict(mine.named_parameters())
     missing = [name for name in theirs if name not in ours]
     if missing:
-        return (
-            f"MyGPT has no parameter named {missing[0]!r} ({len(missing)} of the {len(theirs)} names the "
-            "checker copies into are missing). Name them as the stub's docstring lists."
-        )
+        return _(
+            "MyGPT has no parameter named {key!r} ({n} of the {total} names the checker copies into are missing). Name them as the stub's docstring lists."
+        ).format(key=missing[0], n=len(missing), total=len(theirs))
     extra = [name for name in ours if name not in theirs]
     if extra:
-        return (
-            f"MyGPT has a parameter {extra[0]!r} that the course's GPT has not ({len(extra)} extra). "
-            "Hold only the listed parameters; the output layer is the table itself (tied)."
-        )
+        return _(
+            "MyGPT has a parameter {key!r} that the course's GPT has not ({n} extra). Hold only the listed parameters; the output layer is the table itself (tied)."
+        ).format(key=extra[0], n=len(extra))
     for name, p in theirs.items():
         if tuple(ours[name].shape) != tuple(p.shape):
-            return f"MyGPT's {name!r} has shape {tuple(ours[name].shape)}; the course's GPT has {tuple(p.shape)}."
+            return _("MyGPT's {name!r} has shape {shape}; the course's GPT has {expected}.").format(
+                name=name, shape=tuple(ours[name].shape), expected=tuple(p.shape)
+            )
     with torch.no_grad():
         for name, p in theirs.items():
             ours[name].copy_(p)
@@ -157,42 +188,59 @@ def _stage_problem(
             ["idx" if a is idx else "h" if isinstance(a, torch.Tensor) else str(a) for a in args]
         )
         call = f"`{method}({shown})`"
+        name = _shown_stage(stage)
         if not callable(getattr(mine, method, None)):
-            return f"MyGPT has no method `{method}` (stage {stage}); the stub lists one method per stage."
+            return _(
+                "MyGPT has no method `{method}` (stage {stage}); the stub lists one method per stage."
+            ).format(method=method, stage=name)
         try:
             given = getattr(mine, method)(*args)
         except Exception as error:
-            return f"stage {stage}: your {call} raised {type(error).__name__}: {error}."
+            return _("stage {stage}: your {call} raised {kind}: {error}.").format(
+                stage=name, call=call, kind=type(error).__name__, error=error
+            )
         if given is None:
-            return f"stage {stage}: your {call} still returns None — write its body."
+            return _("stage {stage}: your {call} still returns None — write its body.").format(
+                stage=name, call=call
+            )
         problem = compare_tensors(given, expected, 1e-4)
         if problem:
-            kind = stage.split(" ", 2)[-1] if stage.startswith("block") else stage
-            return f"the first stage that differs is {stage}, {call}: {problem} Look at: {STAGE_HINTS[kind]}"
+            return _(
+                "the first stage that differs is {stage}, {call}: {problem} Look at: {hint}"
+            ).format(
+                stage=name, call=call, problem=problem, hint=_(STAGE_HINTS[_stage_kind(stage)])
+            )
     expected_logits, expected_loss = library(idx, targets)
     try:
         given = mine(idx, targets)
     except Exception as error:
-        return f"your `forward(idx, targets)` raised {type(error).__name__}: {error}."
+        return _("your `forward(idx, targets)` raised {kind}: {error}.").format(
+            kind=type(error).__name__, error=error
+        )
     if not (isinstance(given, tuple) and len(given) == 2):
-        return "forward(idx, targets) should return a pair (logits, loss), like the course's GPT."
+        return _(
+            "forward(idx, targets) should return a pair (logits, loss), like the course's GPT."
+        )
     problem = compare_tensors(
-        given[0], expected_logits, 1e-4, "forward's logits"
-    ) or compare_tensors(given[1], expected_loss, 1e-4, "forward's loss")
+        given[0], expected_logits, 1e-4, _("forward's logits")
+    ) or compare_tensors(given[1], expected_loss, 1e-4, _("forward's loss"))
     if problem:
-        return f"every stage matches, but {problem} Look at: {STAGE_HINTS['forward']}"
+        forward_hint = STAGE_HINTS["forward"]
+        return _("every stage matches, but {problem} Look at: {hint}").format(
+            problem=problem, hint=_(forward_hint)
+        )
     return None
 
 
 @checker(
-    hint="""
+    hint=N_("""
         one method per stage, each a line or two: token_vectors = the table's rows × √d_model;
         add_positions = + the sinusoidal table (03); attention_step = h + your causal
         multi-head attention (08) of your LayerNorm (09) of h; feed_forward_step = h +
         down(ReLU(up(LayerNorm(h)))); final_layer_norm; output_logits = h @ the table's
         transpose. Hold the weights under the names the stub lists (nn.Embedding, nn.Linear and
         nn.LayerNorm are fine as holders of the numbers), and let forward chain the stages.
-    """
+    """)
 )
 def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """10_logits_and_loss build exercise (the capstone): the learner's class ``MyGPT(vocab_size,
@@ -200,15 +248,19 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
     stage by stage and end to end, on 3 random models and batches; the verdict names the first
     stage that differs."""
     if unanswered(answer):
-        return report(False, "", "write the class MyGPT and run the cell again.", answered=False)
+        return report(False, "", _("write the class MyGPT and run the cell again."), answered=False)
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
         return report(
             False,
             "",
-            f"pass your class itself — `check_my_gpt(MyGPT)` — got a {type(answer).__name__}.",
+            _("pass your class itself — `check_my_gpt(MyGPT)` — got a {kind}.").format(
+                kind=type(answer).__name__
+            ),
         )
     seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
-    again = f"(random models from seed {seed}: `check_my_gpt(MyGPT, seed={seed})` repeats them)"
+    again = _(
+        "(random models from seed {seed}: `check_my_gpt(MyGPT, seed={seed})` repeats them)"
+    ).format(seed=seed)
     for trial in range(3):
         generator = torch.Generator().manual_seed(seed + trial)
         sizes = _sizes(generator)
@@ -226,14 +278,18 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
                 return report(
                     False,
                     "",
-                    f"`MyGPT({arguments})` raised {type(error).__name__}: {error} {again}",
+                    _("`MyGPT({arguments})` raised {kind}: {error} {again}").format(
+                        arguments=arguments, kind=type(error).__name__, error=error, again=again
+                    ),
                 )
             if trial == 0 and _is_stub(mine, idx):
                 return report(
                     False,
                     "",
-                    "MyGPT is still the stub — write its constructor and methods, run the cell again. "
-                    "Stuck? `check_my_gpt(MyGPT, hint=True)`.",
+                    _(
+                        "MyGPT is still the stub — write its constructor and methods, run the cell again. "
+                        "Stuck? `check_my_gpt(MyGPT, hint=True)`."
+                    ),
                     answered=False,
                 )
             mine.eval()
@@ -243,12 +299,18 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
                     problem = _stage_problem(mine, library, idx, targets)
         if problem:
             return report(
-                False, "", f"on MyGPT({arguments}) and a ({B}, {T}) batch: {problem} {again}"
+                False,
+                "",
+                _("on MyGPT({arguments}) and a ({B}, {T}) batch: {problem} {again}").format(
+                    arguments=arguments, B=B, T=T, problem=problem, again=again
+                ),
             )
     return report(
         True,
-        "MyGPT, given the library's weights, matches the course's GPT at every stage and end to end "
-        "(logits and loss) on 3 random models: a GPT of your own. Notebook 11 trains it.",
+        _(
+            "MyGPT, given the library's weights, matches the course's GPT at every stage and end to end "
+            "(logits and loss) on 3 random models: a GPT of your own. Notebook 11 trains it."
+        ),
         "",
     )
 
@@ -269,12 +331,12 @@ def _greedy(
 
 
 @checker(
-    hint="""
+    hint=N_("""
         nothing new to write: paste your MyGPT class (10, passed by check_my_gpt) and your
         one_training_step (passed by check_one_training_step above) into the cell, and run it.
         If the loss does not fall, check that the step clears the gradients, steps the
         optimizer, and that the model is in training mode.
-    """
+    """)
 )
 def check_your_gpt_trains(
     answer: object,
@@ -310,21 +372,30 @@ def check_your_gpt_trains(
                 return report(
                     False,
                     "",
-                    "one_training_step still returns None: paste your step.",
+                    _("one_training_step still returns None: paste your step."),
                     answered=stopped_at > 0,
                 )
             after = evaluate(model, val_ids, T)
             model.eval()
             written = decode(_greedy(model, torch.as_tensor(prompt), 20, T).tolist())
         except Exception as error:
-            return report(False, "", f"training raised {type(error).__name__}: {error}")
-    result = (
-        f"validation loss {before:.2f} before, {after:.2f} after {steps} steps of your own step; "
-        f"your GPT continues the prompt with {written!r}."
-    )
+            return report(
+                False,
+                "",
+                _("training raised {kind}: {error}").format(kind=type(error).__name__, error=error),
+            )
+    result = _(
+        "validation loss {before:.2f} before, {after:.2f} after {steps} steps of your own step; your GPT continues the prompt with {written!r}."
+    ).format(before=before, after=after, steps=steps, written=written)
     if after < before - 1.0:
         return report(True, result, "")
-    return report(False, "", f"{result} The loss should fall by more than a nat in {steps} steps.")
+    return report(
+        False,
+        "",
+        _("{result} The loss should fall by more than a nat in {steps} steps.").format(
+            result=result, steps=steps
+        ),
+    )
 
 
 def _build_your_gpt(answer: type, vocab_size: int, T: int) -> nn.Module | Feedback:
@@ -334,10 +405,14 @@ def _build_your_gpt(answer: type, vocab_size: int, T: int) -> nn.Module | Feedba
         model = answer(vocab_size=vocab_size, context_length=T, d_model=32, n_heads=2, n_layers=2)
     except Exception as error:
         return report(
-            False, "", f"MyGPT(vocab_size={vocab_size}, …) raised {type(error).__name__}: {error}"
+            False,
+            "",
+            _("MyGPT(vocab_size={vocab_size}, …) raised {kind}: {error}").format(
+                vocab_size=vocab_size, kind=type(error).__name__, error=error
+            ),
         )
     if _is_stub(model, torch.zeros(1, 1, dtype=torch.long)):
-        message = "MyGPT is still the stub: paste your class from notebook 10."
+        message = _("MyGPT is still the stub: paste your class from notebook 10.")
         return report(False, "", message, answered=False)
     return model
 
@@ -347,22 +422,30 @@ def _training_arguments_problem(
 ) -> Feedback | None:
     """The verdict for a class, a step or data the cell did not pass as it should; else None."""
     if unanswered(answer):
-        return report(False, "", "paste your MyGPT class, then run the cell again.", answered=False)
+        return report(
+            False, "", _("paste your MyGPT class, then run the cell again."), answered=False
+        )
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
-        return report(False, "", f"pass your class itself, MyGPT, got a {type(answer).__name__}.")
+        return report(
+            False,
+            "",
+            _("pass your class itself, MyGPT, got a {kind}.").format(kind=type(answer).__name__),
+        )
     if unanswered(training_step):
         return report(
-            False, "", "paste your one_training_step, then run the cell again.", answered=False
+            False, "", _("paste your one_training_step, then run the cell again."), answered=False
         )
     if not callable(training_step) or isinstance(training_step, type):
         return report(
             False,
             "",
-            f"pass your function one_training_step itself, got a {type(training_step).__name__}.",
+            _("pass your function one_training_step itself, got a {kind}.").format(
+                kind=type(training_step).__name__
+            ),
         )
     if any(argument is None for argument in data_arguments):
         return report(
-            False, "", "pass train_ids, val_ids, vocab_size, decode and prompt as the cell does."
+            False, "", _("pass train_ids, val_ids, vocab_size, decode and prompt as the cell does.")
         )
     return None
 

@@ -7,6 +7,7 @@ import math
 import torch
 
 from .. import positional
+from ..i18n import N_, _
 from . import Feedback, check_value, checker, give_hint
 from .build import build_exercise
 from .solutions.positional import shift_encoding, sinusoidal_table
@@ -19,14 +20,20 @@ def check_wavelength(
     """The wavelength (in positions) of column ``dim`` of a ``d_model``-wide table."""
     if hint:
         return give_hint(
-            f"column {dim} belongs to the pair i = {dim} // 2; a wave sin(ω·pos) repeats when ω·pos grows by 2π."
+            _(
+                "column {dim} belongs to the pair i = {dim} // 2; a wave sin(ω·pos) repeats when ω·pos grows by 2π."
+            ).format(dim=dim)
         )
     expected = 2 * math.pi * 10000 ** (2 * (dim // 2) / d_model)
     return check_value(
         answer,
         expected,
-        f"2π · 10000^({2 * (dim // 2)}/{d_model}) ≈ {expected:.2f} positions.",
-        "a sine of pos · ω repeats every 2π / ω positions, with ω = 1 / 10000^(2i/d_model) and i = dim // 2.",
+        _("2π · 10000^({exponent}/{d_model}) ≈ {expected:.2f} positions.").format(
+            exponent=2 * (dim // 2), d_model=d_model, expected=expected
+        ),
+        _(
+            "a sine of pos · ω repeats every 2π / ω positions, with ω = 1 / 10000^(2i/d_model) and i = dim // 2."
+        ),
         tolerance=max(1e-2, expected * 1e-4),
     )
 
@@ -67,23 +74,25 @@ def _table_column_index_exponent(context_length: int, d_model: int) -> torch.Ten
 check_sinusoidal_table = build_exercise(
     notebook="03_positional_encoding",
     solution=sinusoidal_table,
-    hint="""
+    hint=N_("""
         make positions (T, 1) and the even column indices 2i (d_model/2,) with torch.arange,
         the angles pos / 10000 ** (2i / d_model) by broadcasting to (T, d_model/2), then
         fill an empty (T, d_model) table: sines into the even columns (table[:, 0::2]) and
         cosines into the odd ones (table[:, 1::2]). Sines first and cosines after
         (torch.cat) is a different table.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `positional.sinusoidal_encoding`, the table the course adds to every input.
-    """,
+    """),
     reference=positional.sinusoidal_encoding,
     make_inputs=_table_sizes,
     slips={
-        "all sines first and all cosines after (torch.cat): they interleave, sin in column 2i, "
-        "cos in 2i + 1": _table_sines_then_cosines,
-        "sines and cosines swapped (sin goes into the even columns)": _table_cos_first,
-        "the exponent 2j/d_model with j the column index (it is 2i/d_model with i = j // 2)": (
+        N_(
+            "all sines first and all cosines after (torch.cat): they interleave, sin in column 2i, "
+            "cos in 2i + 1"
+        ): _table_sines_then_cosines,
+        N_("sines and cosines swapped (sin goes into the even columns)"): _table_cos_first,
+        N_("the exponent 2j/d_model with j the column index (it is 2i/d_model with i = j // 2)"): (
             _table_column_index_exponent
         ),
     },
@@ -119,21 +128,23 @@ def _shift_backwards(pe: torch.Tensor, k: int) -> torch.Tensor:
 check_shift_encoding = build_exercise(
     notebook="03_positional_encoding",
     solution=shift_encoding,
-    hint="""
+    hint=N_("""
         you do not know the positions, only the rows: use the angle-sum formulas. For pair
         i, with c = cos(k·ω_i) and s = sin(k·ω_i), the new sine column is sin·c + cos·s and
         the new cosine column is cos·c − sin·s. pe[:, 0::2] and pe[:, 1::2] give all sine
         and all cosine columns at once, and the (d_model/2,) vectors c, s broadcast over the
         rows.
-    """,
-    success="""
+    """),
+    success=N_("""
         The same k-dependent rotation works for every row: that is the M_k of section 4.3,
         applied pair by pair. RoPE (notebook 13) rotates queries and keys the same way.
-    """,
+    """),
     reference=_shift_by_rope,
     make_inputs=_rows_and_shift,
     slips={
-        "a shift the wrong way, to PE[pos − k] (the sin·s terms have the wrong sign: "
-        "sin(a + b) = sin a cos b + cos a sin b)": _shift_backwards,
+        N_(
+            "a shift the wrong way, to PE[pos − k] (the sin·s terms have the wrong sign: "
+            "sin(a + b) = sin a cos b + cos a sin b)"
+        ): _shift_backwards,
     },
 )

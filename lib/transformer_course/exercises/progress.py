@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..i18n import N_, _, language
+
 if TYPE_CHECKING:  # pandas is imported where a table is made: `--help` stays quick
     import pandas as pd
 
@@ -46,6 +48,31 @@ NOT_RUN = "not run"
 #: The columns of the progress table.
 PROGRESS_COLUMNS = ["notebook", "exercise", "kind", "status"]
 RAISED = "error"
+#: The table's words as a learner reads them. The table is data (a saved file, a gradebook and the
+#: code below compare these English words); :func:`course_progress` and :func:`progress_summary`
+#: show them in the learner's language (``setup_notebook(lang="zh")``), and every function that
+#: takes a table back reads either.
+_SHOWN_COLUMNS = {
+    "notebook": N_("notebook"),
+    "exercise": N_("exercise"),
+    "kind": N_("kind"),
+    "status": N_("status"),
+    # progress_summary's columns
+    "build": N_("build"),
+    "questions": N_("questions"),
+    "passed": N_("passed"),
+    "of": N_("of"),
+}
+_SHOWN_VALUES = {
+    "passed": N_("passed"),
+    "not yet right": N_("not yet right"),
+    "not answered": N_("not answered"),
+    "hint shown": N_("hint shown"),
+    "not run": N_("not run"),
+    "error": N_("error"),
+    "build": N_("build"),
+    "question": N_("question"),
+}
 _CHECK_CALL = re.compile(r"^(?!\s*#)\s*(?:print\()?\s*(check_\w+)\(", re.MULTILINE)
 
 
@@ -164,29 +191,66 @@ def _execute(path: Path, timeout: int) -> dict[str, Any]:
     return json.loads(nbformat.writes(notebook))
 
 
+def shown_progress(progress: pd.DataFrame) -> pd.DataFrame:
+    """The progress table (or its summary) in the learner's language: column names, kinds and
+    statuses translated; notebook and exercise names stay as they are. English: unchanged."""
+    if language() == "en":
+        return progress
+    columns = {english: _(message) for english, message in _SHOWN_COLUMNS.items()}
+    values = {english: _(message) for english, message in _SHOWN_VALUES.items()}
+    shown = progress.rename(columns=lambda name: columns.get(name, name))
+    shown.index = shown.index.rename(columns.get(shown.index.name, shown.index.name))
+    for column in ("kind", "status"):
+        if column in progress.columns:
+            shown[columns[column]] = shown[columns[column]].map(lambda v: values.get(v, v))
+    return shown
+
+
+def _read_progress(progress: pd.DataFrame) -> pd.DataFrame:
+    """A progress table in the English words the code compares, whichever language shows it."""
+    if list(progress.columns) == PROGRESS_COLUMNS:
+        return progress
+    columns = {_(_SHOWN_COLUMNS[word]): word for word in PROGRESS_COLUMNS}
+    values = {_(message): word for word, message in _SHOWN_VALUES.items()}
+    table = progress.rename(columns=lambda name: columns.get(name, name))
+    if list(table.columns) != PROGRESS_COLUMNS:
+        return progress  # not a progress table: the caller says so
+    for column in ("kind", "status"):
+        table[column] = table[column].map(lambda value: values.get(value, value))
+    return table
+
+
 def course_progress(
     folder: str | Path = ".", *, run: bool = False, timeout: int = 900
 ) -> pd.DataFrame:
     """One row per exercise of every notebook in ``folder``: notebook, exercise, kind, status.
 
     ``run=True`` executes a copy of each notebook first (minutes for the whole course); the
-    default reads the verdicts the notebooks show now. Introduced in 00_setup.
+    default reads the verdicts the notebooks show now. Introduced in 00_setup. The column names,
+    kinds and statuses are in the learner's language (:func:`shown_progress`).
     """
+    return shown_progress(_course_progress(folder, run=run, timeout=timeout))
+
+
+def _course_progress(folder: str | Path, *, run: bool, timeout: int) -> pd.DataFrame:
+    """:func:`course_progress` in the English words the code compares."""
     import pandas as pd
 
     folder = Path(folder)
     paths = sorted(folder.glob("[0-9]*.ipynb"))
     if not paths:
         raise FileNotFoundError(
-            f"no course notebooks (NN_name.ipynb) in {folder.resolve()}: pass the notebooks folder, "
-            "e.g. course_progress('notebooks') from the repository root."
+            _(
+                "no course notebooks (NN_name.ipynb) in {folder}: pass the notebooks folder, "
+                "e.g. course_progress('notebooks') from the repository root."
+            ).format(folder=folder.resolve())
         )
     names = checker_names()
     rows: list[ExerciseStatus] = []
     if run:
         from ..progress import progress_bar
 
-        paths = progress_bar(paths, desc="running notebooks")
+        paths = progress_bar(paths, desc=_("running notebooks"))
     for path in paths:
         notebook = _execute(path, timeout) if run else json.loads(path.read_text(encoding="utf-8"))
         rows.extend(notebook_exercises(notebook, path.stem, names))
@@ -194,19 +258,25 @@ def course_progress(
 
 
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
-    """Per notebook: how many exercises (build / all) and how many pass — the table 00 shows."""
+    """Per notebook: how many exercises (build / all) and how many pass — the table 00 shows
+    (in the learner's language, as :func:`course_progress`)."""
     import pandas as pd
 
+    progress = _read_progress(progress)
     if progress.empty:
-        return pd.DataFrame(columns=["build", "questions", "passed", "of"])
+        return shown_progress(pd.DataFrame(columns=["build", "questions", "passed", "of"]))
     grouped = progress.groupby("notebook", sort=True)
-    return pd.DataFrame(
-        {
-            "build": grouped["kind"].apply(lambda kinds: int((kinds == "build").sum())),
-            "questions": grouped["kind"].apply(lambda kinds: int((kinds == "question").sum())),
-            "passed": grouped["status"].apply(lambda statuses: int((statuses == "passed").sum())),
-            "of": grouped.size(),
-        }
+    return shown_progress(
+        pd.DataFrame(
+            {
+                "build": grouped["kind"].apply(lambda kinds: int((kinds == "build").sum())),
+                "questions": grouped["kind"].apply(lambda kinds: int((kinds == "question").sum())),
+                "passed": grouped["status"].apply(
+                    lambda statuses: int((statuses == "passed").sum())
+                ),
+                "of": grouped.size(),
+            }
+        )
     )
 
 
@@ -226,13 +296,14 @@ def print_progress(folder: str | Path = "notebooks", *, run: bool = False) -> in
     check``); the exit status is 0 once every exercise passes, 1 while some do not."""
     import pandas as pd
 
-    progress = course_progress(folder, run=run)
+    progress = _course_progress(folder, run=run, timeout=900)
     with pd.option_context("display.max_rows", None, "display.width", 120):
-        print(progress.to_string(index=False))
+        print(shown_progress(progress).to_string(index=False))
         print()
         print(progress_summary(progress).to_string())
     passed = int((progress["status"] == "passed").sum())
-    print(f"\n{passed} of {len(progress)} exercises pass.")
+    print()
+    print(_("{passed} of {total} exercises pass.").format(passed=passed, total=len(progress)))
     return 0 if passed == len(progress) else 1
 
 
@@ -267,10 +338,13 @@ def export_progress(
 
     if progress is None:
         progress = course_progress(folder)
+    if isinstance(progress, pd.DataFrame):
+        progress = _read_progress(progress)  # the file holds the English words, whoever reads it
     if not isinstance(progress, pd.DataFrame) or list(progress.columns) != PROGRESS_COLUMNS:
         raise ValueError(
-            f"progress must be course_progress()'s table with columns {PROGRESS_COLUMNS}, "
-            f"got {type(progress).__name__}"
+            _(
+                "progress must be course_progress()'s table with columns {columns}, got {kind}"
+            ).format(columns=PROGRESS_COLUMNS, kind=type(progress).__name__)
         )
     from .. import __version__
 
@@ -293,18 +367,25 @@ def _read_saved(text: str, source: str) -> pd.DataFrame:
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{source} is not a progress file: it is not JSON ({error})") from None
+        raise ValueError(
+            _("{source} is not a progress file: it is not JSON ({error})").format(
+                source=source, error=error
+            )
+        ) from None
     if not isinstance(payload, dict) or payload.get("format") != PROGRESS_FORMAT:
         raise ValueError(
-            f"{source} is not a progress file written by export_progress() "
-            f"(no '{PROGRESS_FORMAT}' marker)"
+            _(
+                "{source} is not a progress file written by export_progress() (no '{marker}' marker)"
+            ).format(source=source, marker=PROGRESS_FORMAT)
         )
     rows = payload.get("exercises")
     if not isinstance(rows, list) or not all(
         isinstance(row, dict) and set(row) == set(PROGRESS_COLUMNS) for row in rows
     ):
         raise ValueError(
-            f"{source} is damaged: 'exercises' must be a list of rows with {PROGRESS_COLUMNS}"
+            _("{source} is damaged: 'exercises' must be a list of rows with {columns}").format(
+                source=source, columns=PROGRESS_COLUMNS
+            )
         )
     return pd.DataFrame(rows, columns=PROGRESS_COLUMNS)
 
@@ -320,20 +401,23 @@ def import_progress(
         files = _colab_files()
         if files is None:
             raise ValueError(
-                "pass the path of the progress file (import_progress('course_progress.json')); "
-                "only Colab can ask you to upload it"
+                _(
+                    "pass the path of the progress file (import_progress('course_progress.json')); "
+                    "only Colab can ask you to upload it"
+                )
             )
         uploaded = files.upload()
         if not uploaded:
             raise ValueError(
-                "no file was uploaded; run the cell again and choose your progress file"
+                _("no file was uploaded; run the cell again and choose your progress file")
             )
         name, data = next(iter(uploaded.items()))
         saved = _read_saved(data.decode("utf-8"), name)
     else:
         saved = _read_saved(Path(path).read_text(encoding="utf-8"), str(path))
     if current is None:
-        return saved
+        return shown_progress(saved)
+    current = _read_progress(current)
     # A checker may be called twice in one notebook: match the n-th call with the n-th call.
     saved_statuses: dict[tuple[str, str], list[str]] = {}
     for row in saved.itertuples():
@@ -345,4 +429,4 @@ def import_progress(
         seen[key] += 1
         if row["status"] in _UNJUDGED and n < len(statuses):
             merged.at[index, "status"] = statuses[n]
-    return merged
+    return shown_progress(merged)

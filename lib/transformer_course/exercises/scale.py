@@ -7,26 +7,30 @@ import math
 import torch
 
 from .. import attention
+from ..i18n import N_, _
 from . import Feedback, Option, check_choice, check_value, checker
 from .build import build_exercise
 from .solutions.scale import scaled_attention_weights, score_variance
 
 
 @checker(
-    hint="""
+    hint=N_("""
         q·k is a sum of d_k products q_i·k_i. What are the mean and variance of one product
         of two independent unit-variance numbers, and what happens to variances when
         independent terms are added?
-    """
+    """)
 )
 def check_score_variance(answer: object, d_k: int = 100, hint: bool = False) -> Feedback:
     """Predict: the variance of q·k for random q, k with d_k independent unit-variance entries (unscaled)."""
     return check_value(
         answer,
         d_k,
-        f"q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k} "
-        f"(standard deviation √{d_k} = {math.sqrt(d_k):.4g}); the table below measures it.",
-        "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up.",
+        _(
+            "q·k is a sum of {d_k} independent products of variance 1, so its variance is {d_k} (standard deviation √{d_k} = {std:.4g}); the table below measures it."
+        ).format(d_k=d_k, std=math.sqrt(d_k)),
+        _(
+            "each product q_i k_i has mean 0 and variance 1, and variances of independent terms add up."
+        ),
         tolerance=1e-6,
     )
 
@@ -40,12 +44,12 @@ def _levels_said(word: str) -> list[str]:
 
 
 @checker(
-    hint="""
+    hint=N_("""
         section 3 needs entries of variance 1. A default nn.Linear(64, 64) draws its weights
         uniformly in ±1/√64, a variance of 1/(3·64); each entry of q sums 64 products with
         inputs whose E[x²] is about 1.5. Estimate Var(q_i), then Var(q·k)/d_k ≈
         Var(q_i)·Var(k_i).
-    """
+    """)
 )
 def check_projected_variance(answer: object, hint: bool = False) -> Feedback:
     """Predict: is the variance of 05's own scaled scores (default nn.Linear projections) about 1,
@@ -58,18 +62,26 @@ def check_projected_variance(answer: object, hint: bool = False) -> Feedback:
             Option(
                 lambda word: _levels_said(word) == ["below"],
                 True,
-                "below: each entry of q and k has variance ≈ E[x²]/3 ≈ 0.5, so Var(q·k)/d_k ≈ 0.5 · 0.5 = 0.25. "
-                "The division removes d_k; the level is set by the initialisation. The next cell measures it.",
+                _(
+                    "below: each entry of q and k has variance ≈ E[x²]/3 ≈ 0.5, so Var(q·k)/d_k ≈ 0.5 · 0.5 = 0.25. "
+                    "The division removes d_k; the level is set by the initialisation. The next cell measures it."
+                ),
             ),
             Option(
                 lambda word: len(_levels_said(word)) == 1,
                 False,
-                "section 3's 1 needs unit-variance entries of q and k. Are ours? Ask for a hint: "
-                "`check_projected_variance(answer, hint=True)`.",
+                _(
+                    "section 3's 1 needs unit-variance entries of q and k. Are ours? Ask for a hint: "
+                    "`check_projected_variance(answer, hint=True)`."
+                ),
             ),
         ],
-        not_text=f"answer with one of the words {levels}, got a {type(answer).__name__}.",
-        unknown=f"answer with exactly one of {levels}, got {answer!r}.",
+        not_text=_("answer with one of the words {levels}, got a {kind}.").format(
+            levels=levels, kind=type(answer).__name__
+        ),
+        unknown=_("answer with exactly one of {levels}, got {answer!r}.").format(
+            levels=levels, answer=answer
+        ),
     )
 
 
@@ -102,21 +114,23 @@ def _softmax_over_queries(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 check_scaled_attention_weights = build_exercise(
     notebook="05_scale",
     solution=scaled_attention_weights,
-    hint="""
+    hint=N_("""
         three steps: the scores q @ k.transpose(-2, -1) (swap the last two axes of k only:
         it may carry batch and head axes in front), divided by √d_k where d_k = q.shape[-1]
         is the head size, then torch.softmax(…, dim=-1) so that each query's row sums to 1.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `attention.attention_weights(q, k)`; times V it is
         `F.scaled_dot_product_attention`.
-    """,
+    """),
     reference=attention.attention_weights,
     make_inputs=_queries_and_keys,
     slips={
-        "dividing by d_k instead of √d_k": _divided_by_d_k,
-        "the scores not divided by √d_k at all": _not_scaled,
-        "a softmax over the queries (dim=-2) instead of the keys (dim=-1)": _softmax_over_queries,
+        N_("dividing by d_k instead of √d_k"): _divided_by_d_k,
+        N_("the scores not divided by √d_k at all"): _not_scaled,
+        N_(
+            "a softmax over the queries (dim=-2) instead of the keys (dim=-1)"
+        ): _softmax_over_queries,
     },
 )
 
@@ -147,16 +161,16 @@ check_score_variance_function = build_exercise(
     notebook="05_scale",
     check_name="check_score_variance_function",
     solution=score_variance,
-    hint="""
+    hint=N_("""
         one score per row: (q * k).sum(dim=-1) has shape (N,). Divide it by math.sqrt(d_k)
         only when `scaled` is True (d_k = q.shape[-1]), and return torch's default variance
         `.var().item()`, a float.
-    """,
-    success="""
+    """),
+    success=N_("""
         Now measure: call it on torch.randn(10_000, d_k) queries and keys for the d_k you
         predicted for.
-    """,
+    """),
     reference=_variance_by_einsum,
     make_inputs=_pairs,
-    slips={"dividing the scaled scores by d_k instead of √d_k": _variance_divided_by_d_k},
+    slips={N_("dividing the scaled scores by d_k instead of √d_k"): _variance_divided_by_d_k},
 )

@@ -5,24 +5,29 @@ from __future__ import annotations
 import torch
 
 from .. import attention
+from ..i18n import N_, _
 from . import Feedback, check_value, checker
 from .build import build_exercise
 from .solutions.softmax import stable_softmax, temperature_softmax
 
 
 @checker(
-    hint="""
+    hint=N_("""
         dividing by τ multiplies every gap between two scores by 1/τ. What happens to
         e^{(s_j − s_max)/τ} for a key below the maximum when 1/τ grows without bound?
-    """
+    """)
 )
 def check_temperature_limit(answer: object, hint: bool = False) -> Feedback:
     """Which key wins all the weight as τ → 0 for scores ``[0.5, 2.0, 1.9, -1.0]`` (index)."""
     return check_value(
         answer,
         1,
-        "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all.",
-        "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index.",
+        _(
+            "as τ → 0 the gaps between scores are multiplied by 1/τ and the largest score (2.0, index 1) takes all."
+        ),
+        _(
+            "dividing by a tiny τ stretches the differences: the largest score wins. Answer with its index."
+        ),
     )
 
 
@@ -51,22 +56,24 @@ def _torch_softmax(scores: torch.Tensor) -> torch.Tensor:
 check_stable_softmax = build_exercise(
     notebook="07_softmax",
     solution=stable_softmax,
-    hint="""
+    hint=N_("""
         c = scores.amax(dim=-1, keepdim=True) is each row's maximum; exp(scores − c) can no
         longer overflow. A fully masked row has c = −inf and −inf − (−inf) = NaN: replace a
         non-finite c by 0 (torch.where with torch.isfinite), and divide by the row sum only
         where it is > 0.
-    """,
-    success="""
+    """),
+    success=N_("""
         Your rows of scores in the thousands did not overflow, masked keys got exactly 0,
         and the fully masked row gave zeros, not NaN.
-    """,
+    """),
     reference=attention.softmax,
     make_inputs=_random_rows,
     slips={
-        "the textbook formula without subtracting the row maximum (exp overflows to inf, and "
-        "inf / inf is NaN)": _textbook_softmax,
-        "`torch.softmax` as it is: stable, but a fully masked row gives NaN instead of zeros": (
+        N_(
+            "the textbook formula without subtracting the row maximum (exp overflows to inf, and "
+            "inf / inf is NaN)"
+        ): _textbook_softmax,
+        N_("`torch.softmax` as it is: stable, but a fully masked row gives NaN instead of zeros"): (
             _torch_softmax
         ),
     },
@@ -97,15 +104,15 @@ def _multiplied_by_temperature(scores: torch.Tensor, temperature: float) -> torc
 check_temperature_softmax = build_exercise(
     notebook="07_softmax",
     solution=temperature_softmax,
-    hint="""
+    hint=N_("""
         divide the scores by τ first (−inf / τ stays −inf), then take a softmax that does
         not overflow along the last axis: subtract the row maximum before exp. τ = 0.01
         turns a score of 12 into 1200.
-    """,
-    success="""
+    """),
+    success=N_("""
         τ < 1 sharpened the rows, τ > 1 flattened them, and masked keys stayed at 0.
-    """,
+    """),
     reference=_temperature_reference,
     make_inputs=_random_rows_and_temperature,
-    slips={"multiplying the scores by τ instead of dividing": _multiplied_by_temperature},
+    slips={N_("multiplying the scores by τ instead of dividing"): _multiplied_by_temperature},
 )

@@ -8,6 +8,7 @@ from collections import Counter
 import torch
 
 from .. import tokenizer
+from ..i18n import N_, _
 from . import Feedback, check_value, checker, report, unanswered
 from .build import build_exercise
 from .solutions.tokenization import count_pairs, merge_pair
@@ -16,45 +17,49 @@ SEED_SENTENCE = "a tidy tiger tied a tie tighter to tidy her tiny tail"
 
 
 @checker(
-    hint="""
+    hint=N_("""
         after t+i became 'ti', recount the adjacent pairs of the spelled words (each word
         weighted by its count, '</w>' included): several pairs now occur 3 times, and a tie
         goes to the pair seen first in the sentence.
-    """
+    """)
 )
 def check_second_merge(answer: object, hint: bool = False) -> Feedback:
     """Which pair does BPE merge second on the seed sentence? Answer as a tuple of two strings."""
     expected = tokenizer.train_bpe(SEED_SENTENCE, 2).merges[1]
     if unanswered(answer):
         return report(
-            False, "", "replace the `...` with a pair such as ('t', 'i').", answered=False
+            False, "", _("replace the `...` with a pair such as ('t', 'i')."), answered=False
         )
     if not (
         isinstance(answer, (tuple, list))
         and len(answer) == 2
         and all(isinstance(symbol, str) for symbol in answer)
     ):
-        return report(False, "", "answer with a pair of two strings, such as ('t', 'i').")
+        return report(False, "", _("answer with a pair of two strings, such as ('t', 'i')."))
     given = tuple(answer)
     if given == expected:
         return report(
-            True, f"{expected} occurs 3 times and is seen first among the pairs tied at 3.", ""
+            True,
+            _("{expected} occurs 3 times and is seen first among the pairs tied at 3.").format(
+                expected=expected
+            ),
+            "",
         )
-    hint_text = (
+    hint_text = _(
         "recount the pairs after merging t+i: several pairs occur 3 times; the tie goes to the "
         "one seen first in the sentence (remember the end-of-word symbol '</w>')."
     )
     if set(given) == set(expected):
-        hint_text = "right symbols, wrong order: the pair is (left symbol, right symbol)."
+        hint_text = _("right symbols, wrong order: the pair is (left symbol, right symbol).")
     return report(False, "", hint_text)
 
 
 @checker(
-    hint="""
+    hint=N_("""
         guess first (a common word with its leading space is one token; a rare or long word
         splits; the apostrophe ending and the '!' are pieces of their own), then check with
         len(encoding.encode(text)).
-    """
+    """)
 )
 def check_token_count(
     answer: object, text: str = "Tokenization isn't magic!", hint: bool = False
@@ -64,8 +69,10 @@ def check_token_count(
     return check_value(
         answer,
         count,
-        f"{text!r} is {count} tokens: longer or rarer words split into several pieces.",
-        "encode the text with encoding.encode(...) and take len() of the list of ids.",
+        _("{text!r} is {count} tokens: longer or rarer words split into several pieces.").format(
+            text=text, count=count
+        ),
+        _("encode the text with encoding.encode(...) and take len() of the list of ids."),
     )
 
 
@@ -115,24 +122,28 @@ def _merge_dropping_the_last(word: tuple[str, ...], pair: tuple[str, str]) -> tu
 check_merge_pair = build_exercise(
     notebook="01_tokenization",
     solution=merge_pair,
-    hint="""
+    hint=N_("""
         walk through the word with an index i. If (word[i], word[i + 1]) is the pair, append
         word[i] + word[i + 1] and jump by 2; otherwise append word[i] and step by 1. Return
         a tuple. A `for` loop cannot jump, so use `while i < len(word)`; mind the last
         symbol, which has no right neighbour. ('e', 'e', 'e') merged on ('e', 'e') is ('ee',
         'e').
-    """,
-    success="""
+    """),
+    success=N_("""
         That is one merge step of BPE: `tokenizer.merge_pair`, which `train_bpe` applies to
         every word.
-    """,
+    """),
     reference=tokenizer.merge_pair,
     make_inputs=_random_merge_inputs,
     slips={
-        "a step of 1 after a merge (the pair's right symbol stays as well: ('t', 'i', 'd') "
-        "becomes ('ti', 'i', 'd'); jump by 2 after a merge)": _merge_stepping_by_one,
-        "a loop that stops before the last symbol (an unmerged last symbol, such as '</w>', "
-        "is dropped)": _merge_dropping_the_last,
+        N_(
+            "a step of 1 after a merge (the pair's right symbol stays as well: ('t', 'i', 'd') "
+            "becomes ('ti', 'i', 'd'); jump by 2 after a merge)"
+        ): _merge_stepping_by_one,
+        N_(
+            "a loop that stops before the last symbol (an unmerged last symbol, such as '</w>', "
+            "is dropped)"
+        ): _merge_dropping_the_last,
     },
 )
 
@@ -141,7 +152,7 @@ def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int
     """1–5 spelled words with counts 1–4; a word repeated in the draw keeps its last count."""
     n_words = int(torch.randint(1, 6, (), generator=generator))
     words: dict[tuple[str, ...], int] = {}
-    for _ in range(n_words):
+    for _draw in range(n_words):
         word = _random_word(generator)
         words[word] = int(torch.randint(1, 5, (), generator=generator))
     return (words,)
@@ -164,21 +175,24 @@ def _count_pairs_once_per_word(words: dict[tuple[str, ...], int]) -> Counter:
 check_count_pairs = build_exercise(
     notebook="01_tokenization",
     solution=count_pairs,
-    hint="""
+    hint=N_("""
         start from `Counter()`. For every (word, count) in words.items(), walk over the
         adjacent pairs — `zip(word, word[1:])` gives them — and add the word's count to each
         pair. A pair that occurs twice inside one word counts twice; a one-symbol word has
         no pairs.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is step 2 of the recipe, `tokenizer.pair_counts`; BPE merges its most frequent
         pair.
-    """,
+    """),
     reference=tokenizer.pair_counts,
     make_inputs=_random_words,
     slips={
-        "every word counted once (its count, how often it occurs, is not added)": _count_pairs_unweighted,
-        "a pair counted once per word (a pair that occurs twice inside a word must count "
-        "twice)": _count_pairs_once_per_word,
+        N_(
+            "every word counted once (its count, how often it occurs, is not added)"
+        ): _count_pairs_unweighted,
+        N_(
+            "a pair counted once per word (a pair that occurs twice inside a word must count twice)"
+        ): _count_pairs_once_per_word,
     },
 )

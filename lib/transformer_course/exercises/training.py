@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from ..i18n import N_, _
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer, train_step
 from . import Feedback, check_value, checker
@@ -14,10 +15,10 @@ from .solutions.training import lr_schedule, one_training_step, validation_loss
 
 
 @checker(
-    hint="""
+    hint=N_("""
         during warm-up the rate climbs in equal steps from lr / warmup (step 0) to lr (step
         warmup − 1); count which rung step 9 is on.
-    """
+    """)
 )
 def check_warmup_lr(
     answer: object,
@@ -33,17 +34,21 @@ def check_warmup_lr(
     return check_value(
         answer,
         expected,
-        f"lr_at({step}) = {expected:.6g}: during warm-up the rate grows linearly, lr · (step + 1) / warmup.",
-        "step is 0-based and warm-up reaches the full rate at step warmup − 1: lr · (step + 1) / warmup.",
+        _(
+            "lr_at({step}) = {expected:.6g}: during warm-up the rate grows linearly, lr · (step + 1) / warmup."
+        ).format(step=step, expected=expected),
+        _(
+            "step is 0-based and warm-up reaches the full rate at step warmup − 1: lr · (step + 1) / warmup."
+        ),
         tolerance=abs(expected) * 1e-6 + 1e-12,
     )
 
 
 @checker(
-    hint="""
+    hint=N_("""
         a window of T inputs has T targets, the inputs shifted by one: it uses T + 1 tokens,
         and the next window starts T tokens later.
-    """
+    """)
 )
 def check_validation_windows(
     answer: object, val_tokens: int, context_length: int, hint: bool = False
@@ -53,9 +58,12 @@ def check_validation_windows(
     return check_value(
         answer,
         expected,
-        f"(N − 1) // T = ({val_tokens} − 1) // {context_length} = {expected} windows: every window needs "
-        "its T inputs plus the next token as the last target.",
-        "each window of T inputs needs one more token for its last target, so N tokens give (N − 1) // T windows.",
+        _(
+            "(N − 1) // T = ({val_tokens} − 1) // {context_length} = {expected} windows: every window needs its T inputs plus the next token as the last target."
+        ).format(val_tokens=val_tokens, context_length=context_length, expected=expected),
+        _(
+            "each window of T inputs needs one more token for its last target, so N tokens give (N − 1) // T windows."
+        ),
     )
 
 
@@ -79,15 +87,15 @@ def _random_schedule_point(generator: torch.Generator) -> tuple:
 check_lr_schedule = build_exercise(
     notebook="11_training",
     solution=lr_schedule,
-    hint="""
+    hint=N_("""
         three cases: step < warmup gives lr · (step + 1) / warmup; otherwise p = (step −
         warmup) / (steps − warmup), capped at 1, and the rate is min_lr + ½ (lr − min_lr)(1
         + cos(π p)). min_lr None means lr / 10; with steps ≤ warmup there is no cosine (just
         lr).
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `train.lr_at`, the schedule `train` sets before every step.
-    """,
+    """),
     reference=_lr_at_reference,
     make_inputs=_random_schedule_point,
     trials=20,
@@ -117,15 +125,15 @@ def _random_model_and_text(generator: torch.Generator) -> tuple:
 check_validation_loss = build_exercise(
     notebook="11_training",
     solution=validation_loss,
-    hint="""
+    hint=N_("""
         W = (N − 1) // T windows; inputs ids[: W·T] and targets ids[1 : W·T + 1], each
         viewed as (W, T); switch dropout off with model.eval(), run model(x, y) under
         torch.no_grad() and return the loss as a float.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `train.evaluate`: every token but the last few is predicted exactly once,
         with dropout off, so the number is the same every time.
-    """,
+    """),
     reference=_evaluate_reference,
     make_inputs=_random_model_and_text,
 )
@@ -186,32 +194,37 @@ def _step_without_zero_grad(
 def _loss_and_weights(arguments: tuple, result: object) -> dict:
     """What a training step is judged by: the loss it returns and every weight after the update."""
     model = arguments[0]
-    weights = {f"weight {name}": p.detach().clone() for name, p in model.named_parameters()}
-    return {"returned loss": result, **weights}
+    weights = {
+        _("weight {name}").format(name=name): p.detach().clone()
+        for name, p in model.named_parameters()
+    }
+    return {_("returned loss"): result, **weights}
 
 
 check_one_training_step = build_exercise(
     notebook="11_training",
     solution=one_training_step,
-    hint="""
+    hint=N_("""
         forward with model(x, y), which returns (logits, loss); optimizer.zero_grad()
         before loss.backward(), because backward adds to whatever gradients the previous
         step left; if grad_clip is not None, torch.nn.utils.clip_grad_norm_(
         model.parameters(), grad_clip); write lr into every optimizer.param_groups entry's
         "lr"; optimizer.step(); return loss.item(). Do not switch dropout off: a training
         step runs in training mode.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is `train.train_step`, the body of `train`'s loop: the same loss and, after
         AdamW's update, the same weights.
-    """,
+    """),
     reference=_train_step_reference,
     make_inputs=_random_training_batch,
     trials=8,
     atol=1e-6,
     outcome=_loss_and_weights,
     slips={
-        "a missing optimizer.zero_grad() before loss.backward(): backward adds to the gradients "
-        "the previous step left, so the update used both steps' gradients": _step_without_zero_grad,
+        N_(
+            "a missing optimizer.zero_grad() before loss.backward(): backward adds to the gradients "
+            "the previous step left, so the update used both steps' gradients"
+        ): _step_without_zero_grad,
     },
 )

@@ -7,16 +7,17 @@ from functools import partial
 import torch
 
 from .. import attention
+from ..i18n import N_, _
 from . import Feedback, check_value, checker
 from .build import build_exercise
 from .solutions.v_attention import causal_attention, multi_head_attention
 
 
 @checker(
-    hint="""
+    hint=N_("""
         list the layer's Linear maps and the shape of each weight and bias. Does splitting C
         columns into more, narrower heads add or remove any of them?
-    """
+    """)
 )
 def check_mha_params(
     answer: object, d_model: int = 64, n_heads: int = 8, hint: bool = False
@@ -26,9 +27,12 @@ def check_mha_params(
     return check_value(
         answer,
         expected,
-        f"W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}, with {n_heads} heads or with 1 — "
-        "the heads only decide how the columns are grouped.",
-        "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count.",
+        _(
+            "W_Q, W_K, W_V and W_O, each {d_model}·{d_model} + {d_model}: {expected}, with {n_heads} heads or with 1 — the heads only decide how the columns are grouped."
+        ).format(d_model=d_model, expected=expected, n_heads=n_heads),
+        _(
+            "four Linear(d_model, d_model) layers with biases; the number of heads does not change the count."
+        ),
     )
 
 
@@ -64,20 +68,22 @@ def _attention_not_scaled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> 
 check_causal_attention = build_exercise(
     notebook="08_v_attention",
     solution=causal_attention,
-    hint="""
+    hint=N_("""
         four steps, all on (B, H, T, ·) tensors: scores = q @ k.transpose(-2, -1) / √D with
         D = q.shape[-1]; set the future (column > row) to −inf with the lower-triangular
         mask of notebook 06; softmax over the last axis; multiply the weights by v.
-    """,
-    success="""
+    """),
+    success=N_("""
         The same as the library's `scaled_dot_product_attention` with the causal mask, and
         as PyTorch's `F.scaled_dot_product_attention(q, k, v, is_causal=True)`.
-    """,
+    """),
     reference=_causal_attention_reference,
     make_inputs=_random_qkv,
     slips={
-        "a missing causal mask (every query also sees the keys after it)": _attention_without_mask,
-        "the scores not divided by √D": _attention_not_scaled,
+        N_(
+            "a missing causal mask (every query also sees the keys after it)"
+        ): _attention_without_mask,
+        N_("the scores not divided by √D"): _attention_not_scaled,
     },
 )
 
@@ -130,26 +136,26 @@ def _layer_without(
 check_multi_head_attention = build_exercise(
     notebook="08_v_attention",
     solution=multi_head_attention,
-    hint="""
+    hint=N_("""
         project x with layer.q_proj, layer.k_proj and layer.v_proj; split each into
         layer.n_heads heads ((B, T, C) → (B, H, T, D): view, then transpose(1, 2)); causal
         attention per head as in the previous exercise; merge the heads back to (B, T, C);
         finish with layer.out_proj.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is the whole layer: `layer(x, causal=True)` does the same, and
         nn.MultiheadAttention too.
-    """,
+    """),
     reference=_layer_reference,
     make_inputs=_random_layer_and_input,
     slips={
-        "a missing W_O: the merged heads are returned without `layer.out_proj`": (
+        N_("a missing W_O: the merged heads are returned without `layer.out_proj`"): (
             partial(_layer_without, out_proj=False)
         ),
-        "a missing causal mask (every token also sees the tokens after it)": (
+        N_("a missing causal mask (every token also sees the tokens after it)"): (
             partial(_layer_without, causal=False)
         ),
-        "a split into heads by `.view(B, H, T, D)` without the transpose": (
+        N_("a split into heads by `.view(B, H, T, D)` without the transpose"): (
             partial(_layer_without, transpose=False)
         ),
     },

@@ -7,17 +7,18 @@ import torch
 import torch.nn.functional as F
 
 from .. import word2vec as w2v
+from ..i18n import N_, _
 from . import Feedback, checker, report, unanswered
 from .build import build_exercise
 from .solutions.word2vec import negative_sampling_loss, skipgram_pairs
 
 
 @checker(
-    hint="""
+    hint=N_("""
         `unit = F.normalize(vectors, dim=1)` makes every row length 1, so `unit @
         unit[vocab.id(word)]` is the cosine with every word. Set the word's own entry to
         -inf (its cosine is 1), take the argmax and read the word with `vocab.words[index]`.
-    """
+    """)
 )
 def check_nearest(
     answer: object, vectors: torch.Tensor, vocab: w2v.Vocabulary, word: str, hint: bool = False
@@ -25,21 +26,31 @@ def check_nearest(
     """Which word's vector (a row of ``vectors`` [V, E]) has the highest cosine similarity with
     ``word``'s, itself excluded?"""
     if unanswered(answer):
-        return report(False, "", "replace the `...` with a word (a str).", answered=False)
+        return report(False, "", _("replace the `...` with a word (a str)."), answered=False)
     if not isinstance(answer, str):
-        return report(False, "", f"answer with a word (a str), got a {type(answer).__name__}.")
+        return report(
+            False,
+            "",
+            _("answer with a word (a str), got a {kind}.").format(kind=type(answer).__name__),
+        )
     expected = w2v.nearest(vectors, vocab, word, k=1)[0][0]
     if answer == word:
         return report(
             False,
             "",
-            f"{word!r} itself always has cosine 1 with itself; leave it out before taking the max.",
+            _(
+                "{word!r} itself always has cosine 1 with itself; leave it out before taking the max."
+            ).format(word=word),
         )
     return report(
         answer == expected,
-        f"{expected!r} is the nearest neighbour of {word!r}.",
-        "normalise every row to length 1, multiply by the normalised vector of the word, and take the argmax "
-        "of the others.",
+        _("{expected!r} is the nearest neighbour of {word!r}.").format(
+            expected=expected, word=word
+        ),
+        _(
+            "normalise every row to length 1, multiply by the normalised vector of the word, and take the argmax "
+            "of the others."
+        ),
     )
 
 
@@ -106,24 +117,24 @@ def _pairs_window_short(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, t
 check_skipgram_pairs = build_exercise(
     notebook="02b_word2vec",
     solution=skipgram_pairs,
-    hint="""
+    hint=N_("""
         two nested loops: for every position i, for every j with 1 ≤ |i − j| ≤ window and 0
         ≤ j < len(ids), collect (ids[i], ids[j]). Return two LongTensors, centres and
         contexts, of the same length (torch.tensor(list, dtype=torch.long) keeps an empty
         list a LongTensor). The order does not matter: the checker sorts the pairs into a
         (P, 2) table before comparing.
-    """,
-    success="""
+    """),
+    success=N_("""
         Those are skip-gram's training pairs (`word2vec.skipgram_pairs`, which does it with
         one shifted slice per offset instead of a loop).
-    """,
+    """),
     reference=_pairs_reference,
     make_inputs=_random_stream,
     outcome=_as_pair_table,
     slips={
-        "the centre paired with itself (distance 0 is not a context)": _pairs_with_itself,
-        "only the words after the centre (the window reaches both ways)": _pairs_one_side,
-        "a window one short (distances 1 to window, both included)": _pairs_window_short,
+        N_("the centre paired with itself (distance 0 is not a context)"): _pairs_with_itself,
+        N_("only the words after the centre (the window reaches both ways)"): _pairs_one_side,
+        N_("a window one short (distances 1 to window, both included)"): _pairs_window_short,
     },
 )
 
@@ -178,22 +189,24 @@ def _loss_negatives_unflipped(
 check_negative_sampling_loss = build_exercise(
     notebook="02b_word2vec",
     solution=negative_sampling_loss,
-    hint="""
+    hint=N_("""
         the positive score of row b is (u_o[b] * v_c[b]).sum(); the K negative scores are
         (u_k[b] * v_c[b]).sum(-1) — broadcast v_c[:, None, :] against u_k for all rows at
         once. The loss of a row is −logσ(positive) − Σ_k logσ(−negative_k); return the mean
         over rows. Use F.logsigmoid: torch.log(torch.sigmoid(x)) is −inf once x < −104 in
         float32.
-    """,
-    success="""
+    """),
+    success=N_("""
         That is the loss `word2vec.Word2Vec` trains skip-gram with.
-    """,
+    """),
     reference=_loss_reference,
     make_inputs=_random_vectors,
     atol=1e-4,
     slips={
-        "torch.log(torch.sigmoid(x)) (it is −inf for large negative scores; use F.logsigmoid)": _loss_log_of_sigmoid,
-        "the sum over rows (return their mean)": _loss_summed,
-        "the noise scores without their minus sign (logσ(−u_k·v_c))": _loss_negatives_unflipped,
+        N_(
+            "torch.log(torch.sigmoid(x)) (it is −inf for large negative scores; use F.logsigmoid)"
+        ): _loss_log_of_sigmoid,
+        N_("the sum over rows (return their mean)"): _loss_summed,
+        N_("the noise scores without their minus sign (logσ(−u_k·v_c))"): _loss_negatives_unflipped,
     },
 )

@@ -21,6 +21,7 @@ from torch import nn
 
 from .. import _checks
 from ..device import unwrap
+from ..i18n import _
 from .config import TrainConfig
 from .evaluation import evaluate
 
@@ -46,12 +47,24 @@ class RunEstimate:
         total = self.total_seconds
         shown = f"{total:.0f} s" if total < 120 else f"{total / 60:.1f} min"
         shown = f"{total:.1f} s" if total < 10 else shown
-        return (
-            f"{TIMING_MARK} about {shown} for {self.steps:,} steps on this machine "
-            f"({self.seconds_per_step * 1000:.0f} ms per step, median of {self.probe_steps} timed steps; "
-            f"{self.evaluations} validation{'s' if self.evaluations != 1 else ''} × "
-            f"{self.seconds_per_evaluation:.2f} s)"
+        values = dict(
+            mark=TIMING_MARK,
+            shown=shown,
+            steps=self.steps,
+            ms=self.seconds_per_step * 1000,
+            probe_steps=self.probe_steps,
+            evaluations=self.evaluations,
+            seconds=self.seconds_per_evaluation,
         )
+        if self.evaluations == 1:
+            return _(
+                "{mark} about {shown} for {steps:,} steps on this machine ({ms:.0f} ms per step, "
+                "median of {probe_steps} timed steps; {evaluations} validation × {seconds:.2f} s)"
+            ).format(**values)
+        return _(
+            "{mark} about {shown} for {steps:,} steps on this machine ({ms:.0f} ms per step, "
+            "median of {probe_steps} timed steps; {evaluations} validations × {seconds:.2f} s)"
+        ).format(**values)
 
     __repr__ = __str__
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from ..i18n import _
+
 #: The signals that stop a run after its current step, with a checkpoint: Ctrl-C (and Jupyter's
 #: stop button), SIGTERM (kill, timeout, docker stop, batch schedulers, torchrun) and SIGHUP
 #: (a closed terminal). SIGHUP does not exist on Windows.
@@ -52,8 +54,14 @@ class InterruptGuard:
             with contextlib.suppress(OSError):
                 os.write(
                     2,
-                    f"\n{self.signal_name}: stopping after this step and saving a checkpoint "
-                    "(a second Ctrl-C stops at once, without saving)\n".encode(),
+                    (
+                        "\n"
+                        + _(
+                            "{signal}: stopping after this step and saving a checkpoint "
+                            "(a second Ctrl-C stops at once, without saving)"
+                        ).format(signal=self.signal_name)
+                        + "\n"
+                    ).encode(),
                 )
 
     def _restore(self) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from ..i18n import _
+
 #: Above this peak learning rate, AdamW updates (about lr per weight per step, whatever the
 #: gradient) overwhelm the small models of the course; their recipes peak at 1e-3 to 3e-3.
 HIGH_LR = 0.05
@@ -45,31 +47,31 @@ def likely_cause(
     broke (divergence), and otherwise the two usual suspects together.
     """
     if not weights_finite_at_start:
-        return (
+        return _(
             "the weights were already NaN or inf when this run began (a diverged model or "
             "checkpoint); start from a fresh model or an earlier checkpoint"
         )
     if dtype == torch.float16:
-        return (
+        return _(
             "float16 overflow: it cannot hold values above 65,504; compute in bfloat16 or "
             "float32, or scale the loss (torch.amp.GradScaler)"
         )
     if lr > HIGH_LR:
-        return (
-            f"the learning rate {lr:.3g} is far too high for this model (the course's recipes peak "
-            f"at 1e-3 to 3e-3): each update overshoots until the numbers overflow; lower it, "
-            f"e.g. to {min(lr / 100, 3e-3):.3g}"
-        )
+        return _(
+            "the learning rate {lr:.3g} is far too high for this model (the course's recipes peak "
+            "at 1e-3 to 3e-3): each update overshoots until the numbers overflow; lower it, "
+            "e.g. to {lower:.3g}"
+        ).format(lr=lr, lower=min(lr / 100, 3e-3))
     finite = [x for x in recent_losses if math.isfinite(x)]
     if len(finite) >= 2 and finite[-1] > 1.5 * min(finite):
-        return (
-            f"training diverged: the loss climbed from {min(finite):.3f} to {finite[-1]:.3f} "
-            f"before it broke; lower the learning rate (e.g. {lr / 10:.3g}) or clip gradients"
-        )
-    return (
-        f"a learning rate too high for this model (try {lr / 10:.3g}), or NaN/inf already in "
+        return _(
+            "training diverged: the loss climbed from {lowest:.3f} to {last:.3f} "
+            "before it broke; lower the learning rate (e.g. {lower:.3g}) or clip gradients"
+        ).format(lowest=min(finite), last=finite[-1], lower=lr / 10)
+    return _(
+        "a learning rate too high for this model (try {lower:.3g}), or NaN/inf already in "
         "the inputs or the weights"
-    )
+    ).format(lower=lr / 10)
 
 
 def non_finite_loss_message(
@@ -89,8 +91,8 @@ def non_finite_loss_message(
     value = "NaN" if math.isnan(loss) else ("inf" if loss > 0 else "-inf")
     name = str(dtype).replace("torch.", "")
     cause = likely_cause(lr, dtype, recent_losses, weights_finite_at_start)
-    return (
-        f"the training loss became {value} at step {step} (learning rate {lr:.3g}, {name} "
-        f"computations). Likely cause: {cause}. Training stopped there; non-finite weights are "
+    return _(
+        "the training loss became {value} at step {step} (learning rate {lr:.3g}, {name} "
+        "computations). Likely cause: {cause}. Training stopped there; non-finite weights are "
         "never saved, so an earlier checkpoint is intact."
-    )
+    ).format(value=value, step=step, lr=lr, name=name, cause=cause)

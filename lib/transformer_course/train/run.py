@@ -27,6 +27,7 @@ from .. import device as devices
 from ..checkpoint import load_checkpoint, non_finite_tensors, save_checkpoint
 from ..device import dist_info, unwrap
 from ..diagnostics import perplexity
+from ..i18n import _
 from .config import History, TrainConfig
 from .evaluation import evaluate
 from .interrupts import InterruptGuard
@@ -285,7 +286,9 @@ def open_bar(run: Run) -> None:
         from ..progress import progress_bar
 
         start = min(run.history.steps, run.config.steps)
-        run.bar = progress_bar(total=run.config.steps, initial=start, desc="training", unit="step")
+        run.bar = progress_bar(
+            total=run.config.steps, initial=start, desc=_("training"), unit="step"
+        )
 
 
 def close_bar(run: Run, started: float) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from .. import _checks, attention
+from ..i18n import _
 from ..viz import token_label  # token_label lived here; notebooks 05-08 and 12 import it
 from .attention_maps import (  # noqa: F401  (the pictures: the notebooks import them from here)
     as_layers,
@@ -82,12 +83,14 @@ def attention_row_table(
     cols = position_labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens")
     heads = list(range(H)) if head is None else [head]
     values = layers[layer, heads, query, :].T.astype(np.float64)  # (S, N)
-    names = [f"head {h}" for h in heads] if head is None else ["weight"]
+    names = [_("head {h}").format(h=h) for h in heads] if head is None else [_("weight")]
     table = pd.DataFrame(np.round(values, decimals), columns=names)
-    table.insert(0, "key token", cols)
-    table.index.name = "key"
+    table.insert(0, _("key token"), cols)
+    table.index.name = _("key")
     sums = pd.DataFrame(
-        [["(row sum)", *np.round(values.sum(0), decimals)]], columns=table.columns, index=["sum"]
+        [[_("(row sum)"), *np.round(values.sum(0), decimals)]],
+        columns=table.columns,
+        index=[_("sum")],
     )
     return pd.concat([table, sums])
 
@@ -103,13 +106,14 @@ ALL_HEADS = -1  # the head dropdown's value for "every head": None is "no select
 
 
 def _head_options(n_heads: int) -> list[tuple[str, int]]:
-    return [("all heads", ALL_HEADS)] + [(f"head {h}", h) for h in range(n_heads)]
+    return [(_("all heads"), ALL_HEADS)] + [(_("head {h}").format(h=h), h) for h in range(n_heads)]
 
 
 def _error_html(error: Exception) -> str:
     import html
 
-    return f"<b style='color:#b00'>Cannot draw this: {html.escape(str(error))}</b>"
+    message = _("Cannot draw this: {error}").format(error=str(error))
+    return f"<b style='color:#b00'>{html.escape(message)}</b>"
 
 
 def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequence[str]]):
@@ -133,12 +137,12 @@ def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequen
             f"q and k must both have shape [B, H, T, D], got {tuple(getattr(q, 'shape', ()))} "
             f"and {tuple(getattr(k, 'shape', ()))}"
         )
-    B, H, T, _ = q.shape
-    row = widgets.IntSlider(value=0, min=0, max=B - 1, description="batch row")
-    head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description="head")
-    masked = widgets.Checkbox(value=True, description="causal mask")
-    scaled = widgets.Checkbox(value=True, description="scale by 1/√D")
-    query = widgets.IntSlider(value=T - 1, min=0, max=T - 1, description="table: query")
+    B, H, T, _D = q.shape
+    row = widgets.IntSlider(value=0, min=0, max=B - 1, description=_("batch row"))
+    head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description=_("head"))
+    masked = widgets.Checkbox(value=True, description=_("causal mask"))
+    scaled = widgets.Checkbox(value=True, description=_("scale by 1/√D"))
+    query = widgets.IntSlider(value=T - 1, min=0, max=T - 1, description=_("table: query"))
     caption, heatmap, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
 
     def show(row, head, masked, scaled, query):
@@ -150,10 +154,18 @@ def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequen
         except (ValueError, IndexError) as error:
             caption.value, heatmap.value, table.value = _error_html(error), "", ""
             return
-        caption.value = f"window {row}; causal mask {'on' if masked else 'off'}; scale {'1/√D' if scaled else '1 (none)'}"
+        caption.value = _("window {row}; causal mask {mask}; scale {scale}").format(
+            row=row,
+            mask=_("on") if masked else _("off"),
+            scale="1/√D" if scaled else _("1 (none)"),
+        )
         heatmap.value = view
         table.value = (
-            f"<b>exact weights of query {query} = <code>{html.escape(token_label(tokens[row][query]))}</code></b>"
+            "<b>"
+            + _("exact weights of query {query} = {token}").format(
+                query=query, token=f"<code>{html.escape(token_label(tokens[row][query]))}</code>"
+            )
+            + "</b>"
             + _table_html(rows)
         )
 
@@ -182,10 +194,10 @@ def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] |
     import ipywidgets as widgets
 
     layers = as_layers(weights)  # (L, H, T, S)
-    L, H, T, _ = layers.shape
-    layer = widgets.IntSlider(value=L - 1, min=0, max=L - 1, description="layer")
-    head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description="head")
-    query = widgets.IntSlider(value=T - 1, min=0, max=T - 1, description="table: query")
+    L, H, T, _S = layers.shape
+    layer = widgets.IntSlider(value=L - 1, min=0, max=L - 1, description=_("layer"))
+    head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description=_("head"))
+    query = widgets.IntSlider(value=T - 1, min=0, max=T - 1, description=_("table: query"))
     heatmap, table = widgets.HTML(), widgets.HTML()
 
     def show(layer, head, query):
@@ -200,8 +212,14 @@ def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] |
             return
         heatmap.value = view
         table.value = (
-            f"<b>exact weights of query {query} = <code>{html.escape(token_label(tokens[query]))}</code>"
-            f" in layer {layer}</b>" + _table_html(rows)
+            "<b>"
+            + _("exact weights of query {query} = {token} in layer {layer}").format(
+                query=query,
+                token=f"<code>{html.escape(token_label(tokens[query]))}</code>",
+                layer=layer,
+            )
+            + "</b>"
+            + _table_html(rows)
         )
 
     out = widgets.interactive_output(show, {"layer": layer, "head": head, "query": query})

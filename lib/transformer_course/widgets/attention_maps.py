@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _checks, viz
+from ..i18n import _
 from ..viz import to_numpy, token_label
 
 HEAD_COLOURS = (
@@ -93,8 +94,16 @@ class _Selection:
 
 
 def _select(
-    weights, tokens, key_tokens, head: int | None, layer: int, vmax: float | None
+    weights,
+    tokens,
+    key_tokens,
+    head: int | None,
+    layer: int,
+    vmax: float | None,
+    translated: bool = False,
 ) -> _Selection:
+    """The panels to draw. ``translated``: titles in the learner's language (HTML views; the
+    figures keep English, the only script matplotlib's default fonts are sure to hold)."""
     layers = as_layers(weights)  # (L, H, T, S)
     L, H, T, S = layers.shape
     _checks.integer("layer", layer, 0, L - 1)
@@ -103,9 +112,13 @@ def _select(
     heads = list(range(H)) if head is None else [head]
     maps = layers[layer, heads]  # (N, T, S)
     top = float(np.nanmax(maps)) if vmax is None else float(vmax)
+    if translated:
+        template = _("layer {layer} · head {h}") if L > 1 else _("head {h}")
+    else:
+        template = "layer {layer} · head {h}" if L > 1 else "head {h}"
     return _Selection(
         maps,
-        [f"layer {layer} · head {h}" if L > 1 else f"head {h}" for h in heads],
+        [template.format(layer=layer, h=h) for h in heads],
         position_labels(tokens, T, "tokens"),
         position_labels(key_tokens if key_tokens is not None else tokens, S, "key_tokens"),
         top if top > 0 else 1.0,
@@ -235,7 +248,7 @@ def attention_map_html(
     """
     import html
 
-    view = _select(weights, tokens, key_tokens, head, layer, vmax)
+    view = _select(weights, tokens, key_tokens, head, layer, vmax, translated=True)
     rows, cols = [html.escape(r) for r in view.rows], [html.escape(c) for c in view.cols]
     annotate = len(view.maps) == 1 if annotate is None else annotate
     lut = plt.get_cmap(cmap)(np.linspace(0.0, 1.0, 256))[:, :3]  # (256, 3) one colour per level
@@ -253,7 +266,11 @@ def attention_map_html(
     legend = (
         "<div style='font:10px sans-serif;display:flex;align-items:center;gap:4px'>0"
         f"<div style='width:160px;height:10px;background:linear-gradient(to right, {stops})'></div>"
-        f"{view.top:.2f} · rows: query (attending) · columns: key (attended to) · hover a cell for its weight</div>"
+        f"{view.top:.2f} · "
+        + html.escape(
+            _("rows: query (attending) · columns: key (attended to) · hover a cell for its weight")
+        )
+        + "</div>"
     )
     body = "".join(panels)
     return f"{_html_css(annotate)}<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{body}</div>{legend}"
@@ -288,7 +305,10 @@ def _html_panel(
     annotate: bool,
 ) -> str:
     """One head's table: values and colour levels [T, S], escaped labels, a tooltip per cell."""
-    lines = [f"<table class='tc-att'><caption>{name}</caption>"]
+    import html
+
+    lines = [f"<table class='tc-att'><caption>{html.escape(name)}</caption>"]
+    tip = html.escape(_("{name} · query {i} {row} → key {j} {col}: {value}"), quote=True)
     for i, row in enumerate(rows):
         cells = []
         for j, col in enumerate(cols):
@@ -297,7 +317,8 @@ def _html_panel(
             colour = "#fff" if colours.dark[level] else "#000"
             cells.append(
                 f"<td class='w' style='background:{colours.hex[level]};color:{colour}' "
-                f"title='{name} · query {i} {row} → key {j} {col}: {value:.4f}'>{text}</td>"
+                f"title='{tip.format(name=name, i=i, row=row, j=j, col=col, value=f'{value:.4f}')}'>"
+                f"{text}</td>"
             )
         lines.append(f"<tr><th>{row}</th>{''.join(cells)}</tr>")
     lines.append(

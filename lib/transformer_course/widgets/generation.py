@@ -28,8 +28,17 @@ from torch import nn
 from .. import _checks
 from ..data import Codec
 from ..generate import beam_search, continuation_log_probs, generate
+from ..i18n import N_, _
 
 METHODS = ("greedy", "sample", "top-k", "top-p", "beam")
+#: The methods as the playground's dropdown names them (the values stay :data:`METHODS`).
+METHOD_LABELS = {
+    "greedy": N_("greedy"),
+    "sample": N_("sample"),
+    "top-k": N_("top-k"),
+    "top-p": N_("top-p"),
+    "beam": N_("beam"),
+}
 COLOURMAP = "RdYlGn"  # red = improbable, green = probable (log scale, see probability_colour)
 
 
@@ -173,7 +182,7 @@ def continue_text(
     try:
         new_ids = decode_with(model, prompt_ids, **settings, on_token=on_token)
     except (ValueError, TypeError) as error:
-        empty.error = f"Cannot generate with these settings: {error}"
+        empty.error = _("Cannot generate with these settings: {error}").format(error=error)
         return empty
     probs = continuation_log_probs(model, prompt_ids, new_ids).exp().tolist() if new_ids else []
     return Continuation(
@@ -193,15 +202,17 @@ def _prompt_ids(
     """The prompt's ids, or an error message for the learner (an empty prompt, a seed that is
     not a whole number, text the vocabulary cannot encode)."""
     if not isinstance(prompt, str) or not prompt.strip():
-        return [], "The prompt is empty: type a few words for the model to continue."
+        return [], _("The prompt is empty: type a few words for the model to continue.")
     if isinstance(seed, bool) or not isinstance(seed, int):
-        return [], f"Cannot generate with these settings: seed must be a whole number, got {seed!r}"
+        return [], _(
+            "Cannot generate with these settings: seed must be a whole number, got {seed!r}"
+        ).format(seed=seed)
     try:
         prompt_ids = encode(prompt)
     except ValueError as error:
-        return [], f"This text cannot be encoded for this model: {error}"
+        return [], _("This text cannot be encoded for this model: {error}").format(error=error)
     if not prompt_ids:
-        return [], "The prompt encodes to no tokens: type a few words for the model to continue."
+        return [], _("The prompt encodes to no tokens: type a few words for the model to continue.")
     return prompt_ids, ""
 
 
@@ -210,10 +221,10 @@ def _context_note(model: nn.Module, n_prompt: int) -> str:
     context_length = getattr(getattr(model, "config", None), "context_length", None)
     if context_length is None or n_prompt <= context_length:
         return ""
-    return (
-        f"The prompt has {n_prompt} tokens but the model reads at most {context_length}: "
-        f"it continues from the last {context_length} (the rest is shown, but not seen)."
-    )
+    return _(
+        "The prompt has {n_prompt} tokens but the model reads at most {context_length}: "
+        "it continues from the last {context_length} (the rest is shown, but not seen)."
+    ).format(n_prompt=n_prompt, context_length=context_length)
 
 
 def probability_colour(p: float) -> str:
@@ -221,7 +232,7 @@ def probability_colour(p: float) -> str:
     around 0.03, green at 1. The scale is logarithmic because a small model gives most tokens
     well under 0.5; the colours are lightened so black text stays readable on them."""
     position = (math.log10(min(max(float(p), 1e-3), 1.0)) + 3.0) / 3.0  # 0.001 -> 0, 1 -> 1
-    r, g, b, _ = colormaps[COLOURMAP](position)
+    r, g, b, _alpha = colormaps[COLOURMAP](position)
     return to_hex((0.55 * r + 0.45, 0.55 * g + 0.45, 0.55 * b + 0.45))
 
 
@@ -249,10 +260,10 @@ def continuation_html(result: Continuation) -> str:
         f"<span style='background:{probability_colour(p)}; color:black; padding:0 6px'>{p:g}</span>"
         for p in (0.001, 0.01, 0.1, 1.0)
     )
-    parts.append(
-        f"<div style='font-size:90%'>probability of each new token: {legend} · "
-        f"{len(result.new_ids)} new tokens, total log-probability {result.log_prob:.2f}</div>"
-    )
+    summary = _(
+        "probability of each new token: {legend} · {n} new tokens, total log-probability {log_prob}"
+    ).format(legend=legend, n=len(result.new_ids), log_prob=f"{result.log_prob:.2f}")
+    parts.append(f"<div style='font-size:90%'>{summary}</div>")
     if result.note:
         parts.append(f"<div style='color:#a60'>{html.escape(result.note)}</div>")
     return "".join(parts)
@@ -285,7 +296,7 @@ def generation_widget(
 
     text = widgets.Textarea(
         value=prompt,
-        description="prompt",
+        description=_("prompt"),
         continuous_update=False,
         layout=widgets.Layout(width="95%"),
     )
@@ -316,19 +327,20 @@ def _knobs() -> dict:
     """The playground's knobs, named like :func:`continue_text`'s arguments."""
     import ipywidgets as widgets
 
+    methods = [(_(METHOD_LABELS[method]), method) for method in METHODS]
     return {
-        "method": widgets.Dropdown(options=list(METHODS), value="top-k", description="method"),
-        "max_new_tokens": widgets.IntSlider(value=20, min=1, max=60, description="new tokens"),
+        "method": widgets.Dropdown(options=methods, value="top-k", description=_("method")),
+        "max_new_tokens": widgets.IntSlider(value=20, min=1, max=60, description=_("new tokens")),
         "temperature": widgets.FloatSlider(
             value=0.8,
             min=0.05,
             max=2.0,
             step=0.05,
-            description="temperature",
+            description=_("temperature"),
             style={"description_width": "initial"},  # the default width cuts it to "temperat…"
         ),
         "top_k": widgets.IntSlider(value=10, min=1, max=100, description="top-k"),
         "top_p": widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p"),
-        "beam_width": widgets.IntSlider(value=4, min=1, max=10, description="beam width"),
-        "seed": widgets.IntSlider(value=0, min=0, max=99, description="seed"),
+        "beam_width": widgets.IntSlider(value=4, min=1, max=10, description=_("beam width")),
+        "seed": widgets.IntSlider(value=0, min=0, max=99, description=_("seed")),
     }

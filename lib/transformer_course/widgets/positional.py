@@ -15,6 +15,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .. import viz
+from ..i18n import _
 from ..positional import sinusoidal_encoding
 from . import figure_output
 
@@ -22,18 +23,25 @@ from . import figure_output
 def check_knobs(context_length: int, d_model: int, base: float, dimension: int) -> str | None:
     """A message explaining why these knob values give no table, or ``None`` when they are fine."""
     if context_length < 1:
-        return f"context length must be at least 1 (got {context_length})."
-    if d_model < 2 or d_model % 2:
-        return (
-            f"d_model = {d_model} is refused: sine and cosine come in pairs (dimensions 2i and 2i+1), "
-            f"so d_model must be even. Try {d_model + 1 if d_model % 2 else 2}."
+        return _("context length must be at least 1 (got {context_length}).").format(
+            context_length=context_length
         )
+    if d_model < 2 or d_model % 2:
+        return _(
+            "d_model = {d_model} is refused: sine and cosine come in pairs (dimensions 2i and 2i+1), so d_model must be even. Try {suggestion}."
+        ).format(d_model=d_model, suggestion=d_model + 1 if d_model % 2 else 2)
     if not base > 1.0:
-        return f"base must be greater than 1 (got {base}); with base ≤ 1 no dimension gets a longer wave."
+        return _(
+            "base must be greater than 1 (got {base}); with base ≤ 1 no dimension gets a longer wave."
+        ).format(base=base)
     if isinstance(dimension, bool) or not isinstance(dimension, int):
-        return f"dimension must be a whole number, a column index (got {dimension!r})."
+        return _("dimension must be a whole number, a column index (got {dimension!r}).").format(
+            dimension=dimension
+        )
     if not 0 <= dimension < d_model:
-        return f"dimension must be between 0 and d_model − 1 = {d_model - 1} (got {dimension})."
+        return _("dimension must be between 0 and d_model − 1 = {last} (got {dimension}).").format(
+            last=d_model - 1, dimension=dimension
+        )
     return None
 
 
@@ -87,13 +95,13 @@ def positional_widget(context_length: int = 16, d_model: int = 64, base: float =
     base and dimension over :func:`positional_view`."""
     import ipywidgets as widgets
 
-    length = widgets.IntSlider(value=context_length, min=1, max=256, description="context")
+    length = widgets.IntSlider(value=context_length, min=1, max=256, description=_("context"))
     width = widgets.IntSlider(value=d_model, min=1, max=512, description="d_model")
     # min is a multiple of step, so the paper's 10000 is a slider position (min=2 showed 10002).
     base_slider = widgets.FloatSlider(
-        value=base, min=100.0, max=20000.0, step=100.0, readout_format=".0f", description="base"
+        value=base, min=100.0, max=20000.0, step=100.0, readout_format=".0f", description=_("base")
     )
-    dim = widgets.IntSlider(value=0, min=0, max=max(0, d_model - 1), description="dimension")
+    dim = widgets.IntSlider(value=0, min=0, max=max(0, d_model - 1), description=_("dimension"))
 
     def follow_width(change: dict) -> None:  # the dimension slider ends at the last column
         dim.max = max(0, change["new"] - 1)

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from .. import attention
 from ..attention import entropy
+from ..i18n import _
 from . import figure_output
 
 MAX_D_K = 4096
@@ -31,11 +32,15 @@ SCORE_RANGE = 4 * math.sqrt(WIDGET_MAX_D_K)
 def check_knobs(d_k: int, n_keys: int = 16, row: int = 0) -> str | None:
     """A message explaining why these knob values cannot be drawn, or ``None`` when they are fine."""
     if isinstance(d_k, bool) or not isinstance(d_k, int) or not 1 <= d_k <= MAX_D_K:
-        return f"d_k must be an integer between 1 and {MAX_D_K} (got {d_k!r})."
+        return _("d_k must be an integer between 1 and {MAX_D_K} (got {d_k!r}).").format(
+            MAX_D_K=MAX_D_K, d_k=d_k
+        )
     if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 2:
-        return f"n_keys must be an integer of at least 2 (got {n_keys!r})."
+        return _("n_keys must be an integer of at least 2 (got {n_keys!r}).").format(n_keys=n_keys)
     if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < n_keys:
-        return f"row must be between 0 and n_keys − 1 = {n_keys - 1} (got {row!r})."
+        return _("row must be between 0 and n_keys − 1 = {last} (got {row!r}).").format(
+            last=n_keys - 1, row=row
+        )
     return None
 
 
@@ -108,8 +113,8 @@ def scale_widget(d_k: int = 16, n_keys: int = 16):
     import ipywidgets as widgets
 
     size = widgets.IntSlider(value=d_k, min=1, max=WIDGET_MAX_D_K, description="d_k")
-    scaled = widgets.Checkbox(value=True, description="scale by 1/√d_k")
-    row = widgets.IntSlider(value=0, min=0, max=n_keys - 1, description="row")
+    scaled = widgets.Checkbox(value=True, description=_("scale by 1/√d_k"))
+    row = widgets.IntSlider(value=0, min=0, max=n_keys - 1, description=_("row"))
 
     view = functools.partial(scale_view, n_keys=n_keys)
     out = figure_output(view, {"d_k": size, "scaled": scaled, "row": row})

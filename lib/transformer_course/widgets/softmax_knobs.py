@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from .. import attention
 from ..attention import entropy
+from ..i18n import _
 from ..viz import token_label
 from . import figure_output
 
@@ -31,9 +32,13 @@ __all__ = [
 def check_temperature(temperature: float) -> str | None:
     """A message explaining why ``temperature`` is refused, or ``None`` when it is fine."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        return f"temperature must be a number, got {type(temperature).__name__}."
+        return _("temperature must be a number, got {kind}.").format(
+            kind=type(temperature).__name__
+        )
     if not math.isfinite(temperature) or temperature <= 0:
-        return f"temperature must be a finite number above 0 (got {temperature}); τ → 0 is the arg-max."
+        return _(
+            "temperature must be a finite number above 0 (got {temperature}); τ → 0 is the arg-max."
+        ).format(temperature=temperature)
     return None
 
 
@@ -59,11 +64,13 @@ def temperature_view(
     if problem is not None:
         return problem
     if not isinstance(scores, torch.Tensor) or scores.dim() != 1 or scores.numel() < 1:
-        return (
-            f"scores must be one row, a 1-D tensor [S], got {tuple(getattr(scores, 'shape', ()))}."
+        return _("scores must be one row, a 1-D tensor [S], got {shape}.").format(
+            shape=tuple(getattr(scores, "shape", ()))
         )
     if tokens is not None and len(tokens) != scores.numel():
-        return f"tokens must have one entry per score ({scores.numel()}), got {len(tokens)}."
+        return _("tokens must have one entry per score ({n}), got {got}.").format(
+            n=scores.numel(), got=len(tokens)
+        )
     weights = softmax_with_temperature(scores.detach().float(), temperature)  # (S,)
     finite = int(torch.isfinite(scores).sum())
     fig, ax = plt.subplots(figsize=(9, 3.4), layout="constrained")

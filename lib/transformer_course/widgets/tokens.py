@@ -12,9 +12,16 @@ import html
 from dataclasses import dataclass
 
 from .. import _checks
+from ..i18n import N_, _
 from ..tokenizer import BPE, END_OF_WORD, get_encoding, split_words
 
 SCHEMES = ("cl100k_base", "trained BPE", "characters", "words")
+#: The schemes as the widget names them (the values stay :data:`SCHEMES`; cl100k_base is a name).
+SCHEME_LABELS = {
+    "trained BPE": N_("trained BPE"),
+    "characters": N_("characters"),
+    "words": N_("words"),
+}
 PALETTE = ("#fde2a7", "#b8e0d2", "#f7c6c7", "#c6d8f7", "#e0cffc", "#d6f5b0", "#fcd5b5", "#c9f0f0")
 DEFAULT_TEXT = "Chapter 1: Building Rapport and Capturing 🙂 你好，世界"
 
@@ -102,13 +109,22 @@ def pieces_for(text: str, scheme: str, bpe: BPE | None = None) -> list[TokenPiec
         return tiktoken_pieces(text)
     if scheme == "trained BPE":
         if bpe is None:
-            raise ValueError("scheme 'trained BPE' needs bpe= (train one with tokenizer.train_bpe)")
+            raise ValueError(
+                _("scheme 'trained BPE' needs bpe= (train one with tokenizer.train_bpe)")
+            )
         return bpe_pieces(text, bpe)
     if scheme == "characters":
         return character_pieces(text)
     if scheme == "words":
         return word_pieces(text)
-    raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    raise ValueError(
+        _("scheme must be one of {schemes}, got {scheme!r}").format(schemes=SCHEMES, scheme=scheme)
+    )
+
+
+def scheme_label(scheme: object) -> str:
+    """A scheme's name in the learner's language."""
+    return _(SCHEME_LABELS[scheme]) if scheme in SCHEME_LABELS else str(scheme)
 
 
 def token_stats(text: str, pieces: list[TokenPiece]) -> dict[str, float]:
@@ -137,19 +153,23 @@ def render_tokens_html(
     ``max_tokens`` tokens are drawn (the stats always count them all).
     """
     _checks.integer("max_tokens", max_tokens)
-    title = f"<b>{html.escape(str(scheme))}</b>"
+    title = f"<b>{html.escape(scheme_label(scheme))}</b>"
     try:
         pieces = pieces_for(text, scheme, bpe)
     except (ValueError, TypeError) as exc:
         return f"<div>{title}<br><i>{html.escape(str(exc))}</i></div>"
     if not pieces:
-        return f"<div>{title}<br><i>Type some text above to see its tokens.</i></div>"
+        prompt = _("Type some text above to see its tokens.")
+        return f"<div>{title}<br><i>{prompt}</i></div>"
     stats = token_stats(text, pieces)
     spans = []
+    tip_text = _("token {index}: {detail} id {label}")
     for index, piece in enumerate(pieces[:max_tokens]):
         colour = PALETTE[index % len(PALETTE)]
         label = "—" if piece.token_id is None else str(piece.token_id)
-        tip = html.escape(f"token {index}: {piece.detail} id {label}", quote=True)
+        tip = html.escape(
+            tip_text.format(index=index, detail=piece.detail, label=label), quote=True
+        )
         # An empty piece is a bare end-of-word symbol (BPE) or the tail bytes of a character.
         empty = html.escape(END_OF_WORD) if piece.detail == END_OF_WORD else "◌"
         body = _show(piece.text) if piece.text else f"<span style='color:#888'>{empty}</span>"
@@ -159,10 +179,15 @@ def render_tokens_html(
             f"<br><sub style='color:#555'>{label}</sub></span>"
         )
     more = len(pieces) - max_tokens
-    note = f"<br><i>… {more:,} more tokens not drawn</i>" if more > 0 else ""
-    header = (
-        f"{title}: {stats['tokens']:,} tokens, {stats['characters']:,} characters, "
-        f"{stats['chars_per_token']} characters per token"
+    not_drawn = _("… {more:,} more tokens not drawn").format(more=more)
+    note = f"<br><i>{not_drawn}</i>" if more > 0 else ""
+    header = _(
+        "{title}: {tokens:,} tokens, {characters:,} characters, {per_token} characters per token"
+    ).format(
+        title=title,
+        tokens=stats["tokens"],
+        characters=stats["characters"],
+        per_token=stats["chars_per_token"],
     )
     return f"<div style='line-height:2.2'>{header}<br>{''.join(spans)}{note}</div>"
 
@@ -187,13 +212,14 @@ def token_widget(bpe: BPE | None = None, text: str = DEFAULT_TEXT, max_tokens: i
     import ipywidgets as widgets
 
     box = widgets.Textarea(
-        value=text, description="text", layout=widgets.Layout(width="95%", height="80px")
+        value=text, description=_("text"), layout=widgets.Layout(width="95%", height="80px")
     )
-    left = widgets.Dropdown(options=list(SCHEMES), value="cl100k_base", description="left")
+    schemes = [(scheme_label(scheme), scheme) for scheme in SCHEMES]
+    left = widgets.Dropdown(options=schemes, value="cl100k_base", description=_("left"))
     right = widgets.Dropdown(
-        options=list(SCHEMES),
+        options=schemes,
         value="trained BPE" if bpe is not None else "characters",
-        description="right",
+        description=_("right"),
     )
     view = widgets.HTML(value=compare_html(box.value, left.value, right.value, bpe, max_tokens))
 

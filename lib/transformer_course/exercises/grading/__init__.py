@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...i18n import _
 from ...notebook import clear_outputs
 from ..progress import _CHECK_CALL, ExerciseStatus, checker_names, notebook_exercises
 from . import offline
@@ -117,14 +118,24 @@ def edited_checks(
         cell = by_id.get(expected.cell_id)
         names = ", ".join(expected.exercises)
         if cell is None:
-            found.append(f"the check cell of {names} (cell {expected.cell_id}) is missing")
+            found.append(
+                _("the check cell of {names} (cell {cell}) is missing").format(
+                    names=names, cell=expected.cell_id
+                )
+            )
             continue
         lines = _check_lines(_source(cell))
         if lines != expected.check_lines:
-            got = " / ".join(lines) or "no check call"
+            got = " / ".join(lines) or _("no check call")
             found.append(
-                f"the check call of {names} (cell {expected.cell_id}) was edited: "
-                f"expected `{' / '.join(expected.check_lines)}`, found `{got}`"
+                _(
+                    "the check call of {names} (cell {cell}) was edited: expected `{expected}`, found `{got}`"
+                ).format(
+                    names=names,
+                    cell=expected.cell_id,
+                    expected=" / ".join(expected.check_lines),
+                    got=got,
+                )
             )
     course_imports = {
         line.strip()
@@ -137,11 +148,15 @@ def edited_checks(
         source = _source(cell)
         for match in _DEFINES_CHECK.finditer(source):
             name = next(group for group in match.groups() if group)
-            found.append(f"cell {cell.get('id', '?')} defines its own {name}")
+            found.append(
+                _("cell {cell} defines its own {name}").format(cell=cell.get("id", "?"), name=name)
+            )
         for line in _IMPORTS_CHECK.findall(source):
             if line.strip() not in course_imports:
                 found.append(
-                    f"cell {cell.get('id', '?')} imports checkers the course does not: `{line.strip()}`"
+                    _("cell {cell} imports checkers the course does not: `{line}`").format(
+                        cell=cell.get("id", "?"), line=line.strip()
+                    )
                 )
     return found
 
@@ -169,9 +184,13 @@ def run_notebook(
     try:
         client.execute(env=env)
     except CellTimeoutError:
-        stopped = f"a cell ran longer than {timeout} s and was stopped; later cells did not run"
+        stopped = _(
+            "a cell ran longer than {timeout} s and was stopped; later cells did not run"
+        ).format(timeout=timeout)
     except DeadKernelError as exc:
-        stopped = f"the kernel died ({' '.join(str(exc).split())[:200]}); later cells did not run"
+        stopped = _("the kernel died ({error}); later cells did not run").format(
+            error=" ".join(str(exc).split())[:200]
+        )
     return json.loads(nbformat.writes(notebook)), stopped
 
 
@@ -219,8 +238,8 @@ def grade_student(
             path = _submitted(work, stem)
             if path is None:
                 if expected:
-                    result.problems.append(f"{stem}.ipynb was not handed in")
-                for column, _ in _columns(stem, expected):
+                    result.problems.append(_("{stem}.ipynb was not handed in").format(stem=stem))
+                for column, _row in _columns(stem, expected):
                     result.grades[column] = "not answered"
                 continue
             try:
@@ -228,7 +247,7 @@ def grade_student(
             except Exception as exc:  # noqa: BLE001 - one broken file must not stop the class
                 ran, stopped = (
                     {"cells": []},
-                    f"could not be run: {' '.join(str(exc).split())[:300]}",
+                    _("could not be run: {error}").format(error=" ".join(str(exc).split())[:300]),
                 )
             if stopped:
                 result.problems.append(f"{stem}: {stopped}")
@@ -238,7 +257,7 @@ def grade_student(
                 for sentence in edited_checks(student_notebook, course_notebook, names[0])
             ]
             got = dict(_columns(stem, notebook_exercises(ran, stem, names)))
-            for column, _ in _columns(stem, expected):
+            for column, _row in _columns(stem, expected):
                 row = got.get(column)
                 result.grades[column] = GRADE_OF_STATUS[row.status] if row else "not answered"
                 if row and row.feedback:
@@ -251,9 +270,9 @@ def read_course(course_folder: Path) -> dict[str, dict[str, Any]]:
     paths = sorted(Path(course_folder).glob("[0-9]*.ipynb"))
     if not paths:
         raise FileNotFoundError(
-            f"no course notebooks (NN_name.ipynb) in {Path(course_folder).resolve()}: pass "
-            "--course the folder of the course's own notebooks, which the check cells are "
-            "compared with"
+            _(
+                "no course notebooks (NN_name.ipynb) in {folder}: pass --course the folder of the course's own notebooks, which the check cells are compared with"
+            ).format(folder=Path(course_folder).resolve())
         )
     return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in paths}
 
@@ -262,18 +281,18 @@ def feedback_text(result: StudentResult) -> str:
     """The Markdown feedback file of one student."""
     passed = sum(grade == "passed" for grade in result.grades.values())
     lines = [
-        f"# Feedback for {result.student}",
+        _("# Feedback for {student}").format(student=result.student),
         "",
-        f"{passed} of {len(result.grades)} exercises pass.",
+        _("{passed} of {total} exercises pass.").format(passed=passed, total=len(result.grades)),
         "",
     ]
     if result.edited:
-        lines += ["## Check cells that differ from the course's", ""]
+        lines += [_("## Check cells that differ from the course's"), ""]
         lines += [f"- {sentence}" for sentence in result.edited] + [""]
     if result.problems:
-        lines += ["## Problems running the notebooks", ""]
+        lines += [_("## Problems running the notebooks"), ""]
         lines += [f"- {problem}" for problem in result.problems] + [""]
-    lines += ["## Exercises", ""]
+    lines += [_("## Exercises"), ""]
     for column, grade in result.grades.items():
         lines.append(f"### {column}: {grade}")
         message = result.feedback.get(column)
@@ -285,7 +304,9 @@ def feedback_text(result: StudentResult) -> str:
 
 def gradescope_results(result: StudentResult) -> dict[str, Any]:
     """One student's grades in Gradescope's autograder ``results.json`` format."""
-    notes = [f"Check cell differs from the course's: {s}" for s in result.edited] + result.problems
+    notes = [
+        _("Check cell differs from the course's: {s}").format(s=s) for s in result.edited
+    ] + result.problems
     return {
         "score": sum(grade == "passed" for grade in result.grades.values()),
         "output": "\n".join(notes),
@@ -324,7 +345,9 @@ def grade_class(
     )
     if not students:
         raise FileNotFoundError(
-            f"no student folders in {submissions.resolve()}: expected SUBMISSIONS/<student>/*.ipynb"
+            _("no student folders in {folder}: expected SUBMISSIONS/<student>/*.ipynb").format(
+                folder=submissions.resolve()
+            )
         )
     if timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
@@ -360,7 +383,11 @@ def grade_class(
     gradebook = pd.DataFrame(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     gradebook.to_csv(out, index=False)
-    say(f"wrote {out} ({len(rows)} students) and feedback files in {feedback_dir}")
+    say(
+        _("wrote {out} ({n} students) and feedback files in {folder}").format(
+            out=out, n=len(rows), folder=feedback_dir
+        )
+    )
     return gradebook
 
 
