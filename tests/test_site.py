@@ -482,16 +482,23 @@ def test_pages_with_equations_are_typeset_by_the_local_mathjax(visitor, edition)
     assert any(s.split("?")[0].endswith("_static/mathjax/tex-chtml.js") for s in scripts), scripts
 
 
-@pytest.mark.site
-def test_search_finds_softmax(visitor):
-    visitor.open("search.html?q=softmax")
+def _search(visitor, page: str, query: str, screenshot: str) -> list[str]:
+    """Search the site as a reader does (``page`` is ``search.html`` of one edition); the links
+    of the results, once the first has appeared."""
+    visitor.open(f"{page}?q=" + urllib.parse.quote(query))
     results = visitor.page.locator("#search-results li, ul.search li")
     results.first.wait_for(timeout=30_000)
     hrefs = visitor.page.evaluate(
         "() => [...document.querySelectorAll('#search-results li a, ul.search li a')].map(a => a.href)"
     )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    visitor.page.screenshot(path=str(SCREENSHOTS / "search-softmax.png"))
+    visitor.page.screenshot(path=str(SCREENSHOTS / screenshot))
+    return hrefs
+
+
+@pytest.mark.site
+def test_search_finds_softmax(visitor):
+    hrefs = _search(visitor, "search.html", "softmax", "search-softmax.png")
     assert any("07_softmax" in h for h in hrefs), hrefs
     assert not visitor.external and not visitor.errors, (visitor.external, visitor.errors)
 
@@ -499,14 +506,7 @@ def test_search_finds_softmax(visitor):
 @pytest.mark.site
 def test_chinese_search_finds_attention(visitor):
     """Sphinx's Chinese search, its index cut into words by jieba: 注意力 finds the notebooks."""
-    visitor.open(f"{CHINESE.folder}search.html?q=" + urllib.parse.quote("注意力"))
-    results = visitor.page.locator("#search-results li, ul.search li")
-    results.first.wait_for(timeout=30_000)
-    hrefs = visitor.page.evaluate(
-        "() => [...document.querySelectorAll('#search-results li a, ul.search li a')].map(a => a.href)"
-    )
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    visitor.page.screenshot(path=str(SCREENSHOTS / "search-zh-attention.png"))
+    hrefs = _search(visitor, f"{CHINESE.folder}search.html", "注意力", "search-zh-attention.png")
     found = {h.split("#")[0] for h in hrefs}
     assert any(f"/{CHINESE.folder}notebooks/08_v_attention.html" in h for h in found), hrefs
     assert all(h.startswith(visitor.base + CHINESE.folder) for h in found), hrefs

@@ -27,8 +27,9 @@ import pytest
 from transformer_course.exercises.grading import offline
 
 REPO = Path(__file__).resolve().parents[1]
-#: What building the wheel needs from the project (pyproject's readme is README.md).
-PROJECT_FILES = ["pyproject.toml", "README.md", "GLOSSARY.md"]
+#: What building the wheel needs from the project (pyproject's readme is README.md;
+#: transformer_course/i18n/locale links to locale/, whose compiled catalogs the wheel carries).
+PROJECT_FILES = ["pyproject.toml", "README.md", "GLOSSARY.md", "locale"]
 
 
 def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -43,7 +44,10 @@ def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
 def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("project")
     for name in PROJECT_FILES:
-        shutil.copy(REPO / name, source / name)
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, source / name)
+        else:
+            shutil.copy(REPO / name, source / name)
     # symlinks=True keeps transformer_course/glossary/GLOSSARY.md a link, as in the repository.
     shutil.copytree(
         REPO / "lib",
@@ -107,6 +111,35 @@ def test_the_wheel_holds_the_glossary_file_not_the_link(wheel):
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read("transformer_course/glossary/GLOSSARY.md").decode("utf-8")
     assert text == (REPO / "GLOSSARY.md").read_text(encoding="utf-8")
+
+
+def test_the_wheel_holds_the_chinese_catalog_and_font_not_the_notebook_catalogs(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        mo = archive.read("transformer_course/i18n/locale/zh_CN/LC_MESSAGES/transformer_course.mo")
+    assert mo == (REPO / "locale/zh_CN/LC_MESSAGES/transformer_course.mo").read_bytes()
+    for font in ("course-cjk-regular.otf", "course-cjk-bold.otf", "OFL.txt"):
+        assert f"transformer_course/diagrams/fonts/{font}" in names
+    assert not [n for n in names if n.endswith(".po")]  # translators' files stay in the repository
+
+
+def test_chinese_feedback_and_roadmap_from_the_wheel_offline(offline_venv, tmp_path):
+    code = (
+        "import json\n"
+        "from transformer_course.notebook import setup_notebook\n"
+        "from transformer_course.exercises import NOT_ANSWERED, Feedback\n"
+        "from transformer_course.diagrams.roadmap import roadmap_strip\n"
+        "from transformer_course.diagrams.base import render\n"
+        "setup_notebook(seed=0, lang='zh')\n"
+        "print(json.dumps({'verdict': str(Feedback(False, 'x', answered=False)),\n"
+        "                  'png': len(render(roadmap_strip('07', lang='zh'), 'png'))}))\n"
+    )
+    env_code = f"import os; os.environ['TRANSFORMER_COURSE_I18N_STRICT'] = '1'\n{code}"
+    result = _python_offline(offline_venv, tmp_path, env_code)
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["verdict"].startswith("✏️  尚未作答"), report
+    assert report["png"] > 10_000
+    assert "findfont" not in result.stderr  # the Chinese glyphs came from the packaged font
 
 
 def test_the_guard_refuses_outside_connections_and_logs_them(offline_venv, tmp_path):

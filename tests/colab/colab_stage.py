@@ -8,7 +8,8 @@ the course with the command of the notebooks' Colab cell (``notebook.colab_insta
 the checkout standing in for the GitHub address, and fails if pip changed any package that was
 installed before (what Colab preloads must survive the install: an upgrade forces a restart).
 
-``notebooks`` runs every ``notebooks/NN_*.ipynb`` in a kernel of this environment, each copy
+``notebooks`` runs every ``notebooks/NN_*.ipynb`` and its Chinese copy ``notebooks/zh/NN_*.ipynb``
+(strict: a library sentence without its Chinese fails the notebook) in a kernel of this environment, each copy
 alone in a fresh folder as in Colab (no clone beside it), with every outside connection refused
 (``transformer_course.exercises.grading.offline``), and prints each notebook's time. Outputs are not compared
 (that is nbval's job in ``make test``): a notebook passes when no cell raises.
@@ -111,7 +112,9 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
         guard = Path(folder) / ".guard"
         offline.write_sitecustomize(guard)
         env = dict(
-            os.environ, PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")])
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(guard), os.environ.get("PYTHONPATH", "")]),
+            TRANSFORMER_COURSE_I18N_STRICT="1",
         )
         notebook = nbformat.read(copy, as_version=4)
         client = NotebookClient(
@@ -127,7 +130,7 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
             error = str(exc).strip().splitlines()[-1]
         except Exception as exc:  # noqa: BLE001 - a time-out or a dead kernel fails the notebook too
             error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-    return Path(path).name, time.monotonic() - start, error
+    return str(Path(path).relative_to(REPO / "notebooks")), time.monotonic() - start, error
 
 
 def notebooks(jobs: int, timeout: int) -> int:
@@ -137,7 +140,11 @@ def notebooks(jobs: int, timeout: int) -> int:
         print(f"error: transformer_course comes from the checkout ({transformer_course.__file__}), "
               "not from the installed package; unset PYTHONPATH")  # fmt: skip
         return 1
-    paths = sorted(str(p) for p in (REPO / "notebooks").glob("[0-9][0-9]*.ipynb"))
+    paths = [
+        str(p)
+        for folder in ("notebooks", "notebooks/zh")
+        for p in sorted((REPO / folder).glob("[0-9][0-9]*.ipynb"))
+    ]
     start, failed = time.monotonic(), []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for name, seconds, error in pool.map(_run_one, paths, [timeout] * len(paths)):

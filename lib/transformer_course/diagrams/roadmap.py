@@ -158,7 +158,7 @@ def _roadmap_strip(here: str | None, lang: str) -> Figure:
             height,
             f"{number} {label}",
             PALETTE["highlight"] if is_here else PALETTE[kind],
-            fontsize=10,
+            fontsize=10 if lang == "en" else 9,  # "09 Transformer 块" fits its chip at 9 points
             bold=is_here,
             edge=PALETTE["highlight"] if is_here else None,
             linewidth=2.5 if is_here else 0.8,
