@@ -248,3 +248,25 @@ def test_no_output_shows_the_replacement_character(folder):
                 for o in cell.get("outputs", [])
             )
             assert "\ufffd" not in text, f"{path.name} {cell.id}"
+
+
+VERDICTS = ("✅", "❌", "💡", "✏️")
+
+
+@pytest.mark.parametrize("notebook", ENGLISH, ids=lambda p: p.stem)
+def test_the_chinese_notebook_shows_no_english_feedback(notebook):
+    """Every verdict the stored Chinese notebook shows (what a run top to bottom printed; nbval
+    checks that a fresh run prints the same) is Chinese: a Chinese label, no English sentence."""
+    from test_i18n_feedback import LABELS, english_runs
+
+    shown = 0
+    for cell in nbformat.read(i18n.translated_path(notebook), as_version=4).cells:
+        for output in cell.get("outputs", []):
+            text = str(output.get("text", "")) + str(output.get("data", {}).get("text/plain", ""))
+            for line in text.splitlines():
+                if not line.lstrip("'\"").startswith(VERDICTS):
+                    continue
+                shown += 1
+                assert not line.lstrip("'\"").startswith(LABELS["en"]), (cell.id, line)
+                assert english_runs(line) == [], (cell.id, line)
+    assert shown or notebook.stem == "00_setup", "no verdict found: is this the notebook?"
