@@ -236,6 +236,18 @@ def describe_inputs(arguments: Sequence[Any]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _wrong_result(slip: str | None, inputs: str, problem: str, again: str) -> str:
+    """The verdict on a wrong result: what differs, and the known slip it equals, if any."""
+    if slip:
+        return _(
+            "it looks like {slip}: your result equals that mistake's. "
+            "on inputs {inputs}: {problem} {again}"
+        ).format(slip=_(slip), inputs=inputs, problem=problem, again=again)
+    return _("on inputs {inputs}: {problem} {again}").format(
+        inputs=inputs, problem=problem, again=again
+    )
+
+
 @dataclass(frozen=True)
 class BuildExercise:
     """One implement-and-check exercise (see the module docstring).
@@ -328,16 +340,7 @@ class BuildExercise:
                 problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
             if problem:
                 slip = self._matching_slip(trial_seed, self._outcome(learner_args, result))
-                if slip:
-                    text = _(
-                        "it looks like {slip}: your result equals that mistake's. "
-                        "on inputs {inputs}: {problem} {again}"
-                    ).format(slip=_(slip), inputs=inputs, problem=problem, again=again)
-                else:
-                    text = _("on inputs {inputs}: {problem} {again}").format(
-                        inputs=inputs, problem=problem, again=again
-                    )
-                return report(False, "", text)
+                return report(False, "", _wrong_result(slip, inputs, problem, again))
         return report(
             True,
             _("`{name}` matches the library on {trials} random inputs. {success}").format(

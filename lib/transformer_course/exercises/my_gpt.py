@@ -77,6 +77,17 @@ STAGE_NAMES = {
 }
 
 
+#: What check_my_gpt says of the stub and of a class that passes (shown with ``_()``).
+MY_GPT_STUB = N_(
+    "MyGPT is still the stub — write its constructor and methods, run the cell again. "
+    "Stuck? `check_my_gpt(MyGPT, hint=True)`."
+)
+MY_GPT_MATCHES = N_(
+    "MyGPT, given the library's weights, matches the course's GPT at every stage and end to end "
+    "(logits and loss) on 3 random models: a GPT of your own. Notebook 11 trains it."
+)
+
+
 def _stage_kind(stage: str) -> str:
     """``block 2 attention`` -> ``attention``; other stages are their own kind."""
     return stage.split(" ", 2)[-1] if stage.startswith("block") else stage
@@ -286,10 +297,7 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
                 return report(
                     False,
                     "",
-                    _(
-                        "MyGPT is still the stub — write its constructor and methods, run the cell again. "
-                        "Stuck? `check_my_gpt(MyGPT, hint=True)`."
-                    ),
+                    _(MY_GPT_STUB),
                     answered=False,
                 )
             mine.eval()
@@ -307,10 +315,7 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
             )
     return report(
         True,
-        _(
-            "MyGPT, given the library's weights, matches the course's GPT at every stage and end to end "
-            "(logits and loss) on 3 random models: a GPT of your own. Notebook 11 trains it."
-        ),
+        _(MY_GPT_MATCHES),
         "",
     )
 
