@@ -132,7 +132,7 @@ test-colab: $(BINC)/.installed
 	$(BINC)/python --version
 	PYTHONPATH= $(BINC)/python tests/colab/colab_stage.py install
 	PYTHONPATH= $(TEST_ENV) $(BINC)/python tests/colab/colab_stage.py notebooks --jobs $(JOBS)
-	PYTHONPATH= $(TEST_ENV) $(BINC)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
+	PYTHONPATH= $(TEST_ENV) $(BINC)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py tests/test_colab_stage.py
 
 # The website: Sphinx + MyST-NB + sphinx-book-theme (the docs extra, added to .venv on first
 # use so that `make test` stays lean) over the stored notebooks; see site/course_site.py.

@@ -98,6 +98,49 @@ def install() -> int:
     return 0
 
 
+def _sliced_poll_kernel_manager() -> type:
+    """A kernel manager whose client looks for the kernel's messages every half second.
+
+    nbclient waits for a cell's reply with one poll of the shell socket that lasts the cell's
+    whole time-out. With Colab's jupyter_client 7.4.9 and a current pyzmq, that poll can miss the
+    wake-up of a reply that has already arrived and see it only when the time-out ends
+    (jupyter/nbclient#312, a cell that shows a widget). On this 2-core machine under load, the
+    cell after a widget started one whole time-out late (45 s with ``--timeout 45``; with the
+    default 1200 s the stage looked hung). Polling in half-second slices bounds that wait; a cell
+    that really runs past its time-out still fails.
+    """
+    from queue import Empty
+
+    from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Type, default
+
+    # jupyter_client 7 calls its async channel ZMQSocketChannel, 8 AsyncZMQSocketChannel.
+    AsyncChannel = AsyncKernelClient.class_traits()["shell_channel_class"].default_value
+
+    class SlicedPollChannel(AsyncChannel):
+        async def get_msg(self, timeout: float | None = None) -> dict:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                left = 0.5 if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    return await super().get_msg(timeout=min(0.5, left))
+                except Empty:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+
+    class SlicedPollClient(AsyncKernelClient):
+        shell_channel_class = Type(SlicedPollChannel)
+        iopub_channel_class = Type(SlicedPollChannel)
+
+    class SlicedPollKernelManager(AsyncKernelManager):
+        @default("client_factory")
+        def _client_factory_default(self) -> type:
+            return SlicedPollClient
+
+    return SlicedPollKernelManager
+
+
 def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
     import nbformat
     from nbclient import NotebookClient
@@ -121,6 +164,7 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
             notebook,
             timeout=timeout,
             kernel_name="python3",
+            kernel_manager_class=_sliced_poll_kernel_manager(),
             resources={"metadata": {"path": folder}},
         )
         try:
