@@ -47,6 +47,25 @@ def _is_complex(answer: object) -> bool:
     return getattr(dtype, "kind", "") == "c"
 
 
+def _only_element(array: Any) -> tuple[object, str | None]:
+    """The one element of a one-element tensor or array, or why there is not exactly one."""
+    size = _size(array)
+    if size == 0:
+        return None, _("that array or tensor is empty: answer with one number.")
+    if size != 1:
+        shape = tuple(int(n) for n in array.shape)
+        return None, _(
+            "got {size} values (shape {shape}), not one number: reduce them first "
+            "(for example .sum(), len(...) or indexing), then answer with the result."
+        ).format(size=size, shape=shape)
+    try:
+        return (array.detach().cpu() if isinstance(array, torch.Tensor) else array).item(), None
+    except Exception as error:  # a broken array-like object
+        return None, _("could not read a number from this {kind} ({error}).").format(
+            kind=_type_name(array), error=error
+        )
+
+
 def read_number(answer: object) -> tuple[float | int | None, str | None]:
     """One real, finite number from ``answer``, or ``(None, why not)``.
 
@@ -74,24 +93,8 @@ def read_number(answer: object) -> tuple[float | int | None, str | None]:
     if callable(answer) and not _is_array_like(answer):
         return None, _("that is a function: call it and answer with the number it returns.")
     if _is_array_like(answer):
-        size = _size(answer)
-        if size == 0:
-            return None, _("that array or tensor is empty: answer with one number.")
-        if size != 1:
-            shape = tuple(int(n) for n in answer.shape)  # type: ignore[attr-defined]
-            return None, _(
-                "got {size} values (shape {shape}), not one number: reduce them first "
-                "(for example .sum(), len(...) or indexing), then answer with the result."
-            ).format(size=size, shape=shape)
-        try:
-            if isinstance(answer, torch.Tensor):
-                answer = answer.detach().cpu()
-            answer = answer.item()  # type: ignore[attr-defined]
-        except Exception as error:  # a broken array-like object
-            return None, _("could not read a number from this {kind} ({error}).").format(
-                kind=_type_name(answer), error=error
-            )
-        return read_number(answer)
+        element, problem = _only_element(answer)
+        return (None, problem) if problem else read_number(element)
     if isinstance(answer, (list, tuple, set, frozenset, dict)):
         return None, _("got a {kind} of {n} items, not one number.").format(
             kind=_type_name(answer), n=len(answer)

@@ -294,12 +294,7 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
                     ),
                 )
             if trial == 0 and _is_stub(mine, idx):
-                return report(
-                    False,
-                    "",
-                    _(MY_GPT_STUB),
-                    answered=False,
-                )
+                return report(False, "", _(MY_GPT_STUB), answered=False)
             mine.eval()
             problem = _copy_weights(library, mine)
             if problem is None:
@@ -313,11 +308,7 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
                     arguments=arguments, B=B, T=T, problem=problem, again=again
                 ),
             )
-    return report(
-        True,
-        _(MY_GPT_MATCHES),
-        "",
-    )
+    return report(True, _(MY_GPT_MATCHES), "")
 
 
 check_my_gpt.exercise = ClassExercise(name="MyGPT", solution=MyGPT)  # type: ignore[attr-defined]

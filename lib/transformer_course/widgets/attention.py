@@ -172,16 +172,8 @@ def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequen
     out = widgets.interactive_output(
         show, {"row": row, "head": head, "masked": masked, "scaled": scaled, "query": query}
     )
-    return widgets.VBox(
-        [
-            widgets.HBox([row, head, query]),
-            widgets.HBox([masked, scaled]),
-            caption,
-            heatmap,
-            table,
-            out,
-        ]
-    )
+    knobs = [widgets.HBox([row, head, query]), widgets.HBox([masked, scaled])]
+    return widgets.VBox([*knobs, caption, heatmap, table, out])
 
 
 def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] | None = None):

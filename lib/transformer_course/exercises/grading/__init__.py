@@ -323,6 +323,27 @@ def gradescope_results(result: StudentResult) -> dict[str, Any]:
     }
 
 
+def _write_student(
+    result: StudentResult, feedback_dir: Path, gradescope: str | os.PathLike | None
+) -> dict[str, Any]:
+    """Write one student's feedback file (and Gradescope results); return their gradebook row."""
+    (feedback_dir / f"{result.student}.md").write_text(feedback_text(result), encoding="utf-8")
+    if gradescope is not None:
+        Path(gradescope).mkdir(parents=True, exist_ok=True)
+        (Path(gradescope) / f"{result.student}.json").write_text(
+            json.dumps(gradescope_results(result), ensure_ascii=False, indent=1),
+            encoding="utf-8",
+        )
+    return {
+        "student": result.student,
+        "passed": sum(grade == "passed" for grade in result.grades.values()),
+        "of": len(result.grades),
+        "edited checks": len(result.edited),
+        "problems": "; ".join(result.problems),
+        **result.grades,
+    }
+
+
 def grade_class(
     submissions: str | os.PathLike,
     out: str | os.PathLike,
@@ -361,25 +382,7 @@ def grade_class(
         for number, folder in enumerate(students, 1):
             say(f"[{number}/{len(students)}] {folder.name}")
             result = grade_student(folder, course_notebooks, timeout, env)
-            (feedback_dir / f"{result.student}.md").write_text(
-                feedback_text(result), encoding="utf-8"
-            )
-            if gradescope is not None:
-                Path(gradescope).mkdir(parents=True, exist_ok=True)
-                (Path(gradescope) / f"{result.student}.json").write_text(
-                    json.dumps(gradescope_results(result), ensure_ascii=False, indent=1),
-                    encoding="utf-8",
-                )
-            rows.append(
-                {
-                    "student": result.student,
-                    "passed": sum(grade == "passed" for grade in result.grades.values()),
-                    "of": len(result.grades),
-                    "edited checks": len(result.edited),
-                    "problems": "; ".join(result.problems),
-                    **result.grades,
-                }
-            )
+            rows.append(_write_student(result, feedback_dir, gradescope))
     gradebook = pd.DataFrame(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     gradebook.to_csv(out, index=False)
