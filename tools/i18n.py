@@ -353,10 +353,8 @@ def build_notebook(notebook: Path, folder: str = "zh_CN") -> tuple[nbformat.Note
     )
     translations = {m.msgctxt: m.msgstr for m in entries(merged) if m.msgstr and not m.fuzzy}
     target = translated_path(notebook, folder)
-    recorded = {}
-    if target.exists():
-        old = nbformat.read(target, as_version=4)
-        recorded = {c.id: c for c in old.cells if c.cell_type == "code"}
+    old = nbformat.read(target, as_version=4) if target.exists() else None
+    recorded = {c.id: c for c in old.cells if c.cell_type == "code"} if old else {}
     behind = 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -379,8 +377,8 @@ def build_notebook(notebook: Path, folder: str = "zh_CN") -> tuple[nbformat.Note
         title, _, rest = first.source.partition("\n")
         first.source = f"{title}\n\n{BEHIND[folder].format(n=behind)}\n{rest}"
     nb.metadata["language"] = folder.replace("_", "-")
-    if recorded:
-        old_widgets = nbformat.read(target, as_version=4).metadata.get("widgets")
+    if old is not None:
+        old_widgets = old.metadata.get("widgets")
         if old_widgets is not None:
             nb.metadata["widgets"] = old_widgets
         else:

@@ -3,10 +3,10 @@
 Every sentence the library shows a learner (checker verdicts and hints, "not answered yet", the
 progress table, widget labels, training diagnostics) is English in the code and goes through
 Python's :mod:`gettext`, which looks it up in the compiled catalog
-``transformer_course/i18n/locale/zh_CN/LC_MESSAGES/transformer_course.mo`` (``i18n/locale`` is a link
-to the repository's top-level ``locale/``) (made from the ``.po``
-beside it by ``python tools/i18n.py compile``; the catalogs of the notebooks live in the same
-``locale/`` folder). Two markers, the names gettext tools know:
+``i18n/locale/zh_CN/LC_MESSAGES/transformer_course.mo``. ``python tools/i18n.py compile`` makes
+it from the ``.po`` beside it; ``i18n/locale`` is a link to the repository's top-level
+``locale/``, where the catalogs of the notebooks live too. Two markers, the names gettext tools
+know:
 
 - ``_("…")`` where a sentence is shown: translated right away, in the current language;
 - ``N_("…")`` where a sentence is only declared (a hint handed to a decorator when the module is
