@@ -3,17 +3,29 @@
 #               (make lab TORCH=cpu|cuda picks the PyTorch build; JUPYTER_ARGS=... adds flags)
 #   make test   create the environment if needed, then lint and run every test and notebook
 #   make train / make generate PROMPT="..."   the command line, with small defaults (ARGS=...)
-# and what CI (.ci/run) runs after them:
-#   make test-browser    a real JupyterLab driven by headless Chromium: every widget notebook is
-#                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets pictures)
-#   make test-widgets7   the widget tests with ipywidgets 7.7 (what Colab ships) in a second
-#                        environment, .venv-widgets7
-#   make test-site       build the course website, then open every page of both languages in
-#                        headless Chromium (screenshots/site/ gets pictures)
+# and what CI (.ci/run) runs after them, each for what no other stage catches:
+#   make test-chromium   one Chromium stage: make site, then test-browser's and test-site's
+#                        tests in one pytest run (one start-up, one collection)
+#     make test-browser  a real JupyterLab driven by headless Chromium: every widget notebook is
+#                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets
+#                        pictures). Alone catches: a widget that does not render or react in a
+#                        real front end (ipywidgets 8), a picture that does not load, a Going-deeper
+#                        section that is not folded, a console error, a request leaving the machine.
+#     make test-site     build the course website, then open every page of both languages in
+#                        headless Chromium (screenshots/site/ gets pictures). Alone catches: a
+#                        broken page, link, equation or search of the published site.
 #   make test-colab      the environment Colab preloads (tests/colab/colab-pins.txt, Colab's Python
 #                        when this machine has it) in .venv-colab: the course installed as the
-#                        notebooks' Colab cell does, no preloaded package changed, every notebook
-#                        run top to bottom, and the widget tests
+#                        notebooks' Colab cell does, no preloaded package changed, every English
+#                        notebook run top to bottom, and every widget built and every knob turned
+#                        under ipywidgets 7.7 in Python. Alone catches: a notebook or widget that
+#                        breaks on Colab's older versions (ipywidgets 7.7, IPython 7.34, ...), a
+#                        file the installed package lacks, an install that upgrades Colab's packages.
+#   make test alone catches what the others leave out: lint and layering, the library tests,
+#   and strict nbval over both editions (the only check that stored outputs are current).
+# and for maintainers (not in CI):
+#   make lock            requirements/lock.txt anew (uv pip compile; see LOCK below)
+#   make test-latest     make test in .venv-latest with the newest versions pyproject.toml allows
 # and for authors:
 #   make site            the course as a static website in site/_build/html, the Chinese
 #                        edition under zh/ (offline; no notebook is executed; the API reference
@@ -41,24 +53,27 @@ STEPS ?= 200
 PROMPT ?= The key to a successful sale is
 ARGS ?=
 JOBS ?= 2
+# CI and `make test` install every package but torch at the version requirements/lock.txt pins
+# (uv pip compile over pyproject.toml and its extras: `make lock` refreshes it), so a new release
+# of any dependency changes nothing until the lock does. The lock is a constraints file (pip -c):
+# it fixes versions, it never adds a package. Learners who `pip install` the course keep
+# pyproject.toml's ranges; `make test-latest` runs the suite on the newest versions they allow.
+LOCK ?= requirements/lock.txt
+LOCK_FLAG := $(if $(LOCK),-c $(LOCK))
 # One torch thread per test process: two xdist workers (and their notebook kernels) already
 # fill CI's two cores, and oversubscribed threads make small tensor ops many times slower.
 TEST_ENV := OMP_NUM_THREADS=$(or $(THREADS),1) MKL_NUM_THREADS=$(or $(THREADS),1)
-VENV7 ?= .venv-widgets7
-BIN7 := $(VENV7)/bin
-# Colab ships ipywidgets 7.7.x; the course must work with it and with 8.x.
-WIDGETS7_SPEC ?= ipywidgets>=7.7,<7.8
 
-.PHONY: lab test test-lib test-browser test-widgets7 test-colab test-site site api-reference images lint env clean-env
+.PHONY: lab test test-lib test-browser test-chromium test-colab test-latest lock test-site site api-reference images lint env clean-env
 
 # The order-only torch-check runs before every use of the environment: it refuses a TORCH or
 # TORCH_SPEC that differs from the one $(VENV) was made with (and says how to switch).
-$(BIN)/.installed: pyproject.toml | torch-check
+$(BIN)/.installed: pyproject.toml $(LOCK) | torch-check
 	@echo "Creating $(VENV): PyTorch, the course library and JupyterLab (a few minutes)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python tools/choose_torch.py install --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[lab,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev]" $(LOCK_FLAG)
 	touch $@
 
 .PHONY: torch-check train generate
@@ -86,27 +101,13 @@ lint: $(BIN)/.installed
 # Everything but the browser: ruff, the library tests, the Colab and API checks, and nbval
 # (strict) over every notebook, with a per-notebook time table at the end.
 test: lint
-	$(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not browser and not site"
+	COURSE_LOCK=$(LOCK) $(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not browser and not site"
 
 test-lib: $(BIN)/.installed
 	$(TEST_ENV) $(BIN)/python -m pytest -m "not browser and not site" tests
 
 test-browser: $(BIN)/.installed
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m browser tests/test_browser.py
-
-# The second environment: the library with ipywidgets 7.7 (what Colab ships) and the test tools.
-# Every widget is built and every knob turned there in Python (tests/test_colab_widgets.py);
-# the browser cannot do it: JupyterLab 4 does not render widgets of a 7.x kernel.
-$(BIN7)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV7)
-	$(BIN7)/python -m pip install --quiet --upgrade pip
-	$(BIN7)/python tools/choose_torch.py install --venv $(VENV7) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
-	$(BIN7)/python -m pip install --quiet -e . "$(WIDGETS7_SPEC)" "pytest>=8.0" "hypothesis>=6.100"
-	touch $@
-
-test-widgets7: $(BIN7)/.installed
-	$(BIN7)/python -c "import ipywidgets; v = ipywidgets.__version__; print('ipywidgets', v); assert v.startswith('7.7'), v"
-	$(TEST_ENV) $(BIN7)/python -m pytest -p no:cacheprovider -o addopts="" tests/test_widgets_*.py tests/test_colab_widgets.py
 
 # The Colab-pinned environment: a CPU build of torch stands in for Colab's CUDA build, then the
 # pins of Google's list and the test tools; the course itself is installed by the stage, the way
@@ -118,13 +119,16 @@ BINC := $(VENVC)/bin
 COLAB_PYTHON ?= $(PYTHON)
 COLAB_TORCH ?=
 COLAB_TORCH_SPEC ?= torch==2.13.0
+# Colab's own pins fix what Colab preloads; the rest of that environment (the test tools and what
+# the pins and the course pull in) is locked here, made by `make lock` from the same files.
+COLAB_LOCK ?= tests/colab/colab-lock.txt
 
-$(BINC)/.installed: tests/colab/colab-pins.txt tests/colab/test-tools.txt
+$(BINC)/.installed: tests/colab/colab-pins.txt tests/colab/test-tools.txt $(COLAB_LOCK)
 	rm -rf $(VENVC)
 	$(COLAB_PYTHON) -m venv $(VENVC)
 	$(BINC)/python -m pip install --quiet --upgrade pip
 	$(BINC)/python tools/choose_torch.py install --venv $(VENVC) --torch "$(COLAB_TORCH)" --spec "$(COLAB_TORCH_SPEC)"
-	$(BINC)/python -m pip install --quiet -r tests/colab/colab-pins.txt -r tests/colab/test-tools.txt
+	$(BINC)/python -m pip install --quiet -r tests/colab/colab-pins.txt -r tests/colab/test-tools.txt $(if $(COLAB_LOCK),-c $(COLAB_LOCK))
 	touch $@
 
 # PYTHONPATH is emptied: the notebooks and tests must use the installed course, not lib/.
@@ -136,8 +140,8 @@ test-colab: $(BINC)/.installed
 
 # The website: Sphinx + MyST-NB + sphinx-book-theme (the docs extra, added to .venv on first
 # use so that `make test` stays lean) over the stored notebooks; see site/course_site.py.
-$(BIN)/.installed-docs: $(BIN)/.installed pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[docs]"
+$(BIN)/.installed-docs: $(BIN)/.installed pyproject.toml $(LOCK)
+	$(BIN)/python -m pip install --quiet -e ".[docs]" $(LOCK_FLAG)
 	touch $@
 
 site: $(BIN)/.installed-docs
@@ -146,11 +150,30 @@ site: $(BIN)/.installed-docs
 test-site: site
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m site tests/test_site.py
 
+test-chromium: site
+	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m "browser or site" tests/test_browser.py tests/test_site.py
+
 api-reference: $(BIN)/.installed
 	$(BIN)/python tools/api_reference.py --output site/_build/API_REFERENCE.md
 
 images: $(BIN)/.installed
 	$(BIN)/python tools/images.py
 
+# requirements/lock.txt anew: the newest versions pyproject.toml allows, for every platform and
+# Python it supports, torch left to tools/choose_torch.py (pinned for CI in requirements/torch.txt);
+# and the Colab stage's lock: Colab's pins as they are, the newest of everything else.
+lock: $(BIN)/.installed
+	$(BIN)/uv pip compile pyproject.toml --extra lab --extra dev --extra docs --universal --python-version 3.10 -c requirements/torch.txt --no-emit-package torch --upgrade --quiet -o requirements/lock.txt
+	$(BIN)/uv pip compile tests/colab/colab-pins.txt tests/colab/test-tools.txt pyproject.toml --universal --python-version 3.11 -c requirements/torch.txt --no-emit-package torch --upgrade --quiet -o tests/colab/colab-lock.txt
+
+# Drift on purpose, not by surprise: a fresh second environment with the newest versions
+# pyproject.toml allows (no lock), then the whole of `make test` there. Not in CI.
+VENVL ?= .venv-latest
+test-latest:
+	rm -rf $(VENVL)
+	$(MAKE) test VENV=$(VENVL) LOCK=
+	$(VENVL)/bin/python -m pip freeze --exclude-editable > $(VENVL)/versions.txt
+	@echo "make test passed with the newest allowed versions: $(VENVL)/versions.txt lists them"
+
 clean-env:
-	rm -rf $(VENV) $(VENV7) $(VENVC)
+	rm -rf $(VENV) $(VENVC) $(VENVL)
