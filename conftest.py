@@ -107,7 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before any notebook kernel starts: the pinned CPU kernels the stored outputs were
     # computed with (tools/nbtool.py sets the same), so nbval's strict comparison holds on
     # AVX2 and AVX-512 machines alike. Values already set (the Makefile's THREADS) win.
-    from transformer_course.device import reproducible_cpu_environment
+    from transformer_course.machine import reproducible_cpu_environment
 
     for name, value in reproducible_cpu_environment().items():
         os.environ.setdefault(name, value)

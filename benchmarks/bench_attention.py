@@ -39,7 +39,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from transformer_course import attention  # noqa: E402
-from transformer_course.device import synchronize  # noqa: E402
+from transformer_course.machine import synchronize  # noqa: E402
 from transformer_course.widgets import attention as explorer  # noqa: E402
 
 

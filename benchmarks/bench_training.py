@@ -66,7 +66,7 @@ sys.path.insert(0, str(HERE))
 from naive_gpt import NaiveGPT  # noqa: E402
 
 from transformer_course import data  # noqa: E402
-from transformer_course.device import autocast_context, synchronize  # noqa: E402
+from transformer_course.machine import autocast_context, synchronize  # noqa: E402
 from transformer_course.model import GPT  # noqa: E402
 from transformer_course.train import (  # noqa: E402
     PRESETS,

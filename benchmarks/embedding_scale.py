@@ -6,7 +6,7 @@
 Recipe: ``train.PRESETS["cpu-demo"]`` (700 steps of 32 × 16 tokens, AdamW, warm-up + cosine),
 ``train.model_preset("cpu-demo")`` (8 blocks, d_model 64, the seed's sinusoidal table), compact
 vocabulary, seed 0, one thread. Run it under the notebooks' pins (``tools/nbtool.py`` sets them:
-``device.reproducible_cpu_environment``) to get the numbers 11 quotes. Per row: the token vectors'
+``machine.reproducible_cpu_environment``) to get the numbers 11 quotes. Per row: the token vectors'
 RMS at init (after the factor) against the position table's, the step-0 training loss against
 ln V, and the whole-split validation loss after 700 steps.
 

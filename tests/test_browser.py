@@ -24,7 +24,7 @@ image, in markdown and in outputs, has loaded (naturalWidth > 0).
 The kernel runs ipywidgets 8 here. ipywidgets 7.7 (Colab's) cannot be driven this way:
 JupyterLab 4's widget manager refuses a 7.x kernel ("Module @jupyter-widgets/base, version
 ^1.2.0 is not registered"), and Colab's own front end cannot run offline. ``make
-test-widgets7`` therefore builds every widget and turns every knob under 7.7 in Python
+test-colab`` therefore builds every widget and turns every knob under 7.7 in Python
 (tests/test_colab_widgets.py), the same checks this file makes by hand.
 """
 

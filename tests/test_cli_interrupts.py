@@ -1,13 +1,15 @@
 """Ctrl-C at any moment of ``python -m transformer_course train`` ends with one line that says
 what is saved and how to go on, exit status 130 or 128 + 2, never a traceback or a silent death
-by the signal (exit status -2).
+by the signal (exit status -2); so do SIGTERM and SIGHUP before the training loop (whose guard
+handles them between steps: ``tests/test_interrupt.py``), with 128 + their number.
 
 The moments: while Python imports the course and torch (the real command, signalled 0.3 s after
-it starts); twice in a row while a checkpoint is being written (the second Ctrl-C stops at once);
-and after training returned, while the run is closing. The last two run the real command line
-in a child whose ``save_checkpoint`` or ``train`` is wrapped to signal itself at that moment, so
-the moment is exact, not a matter of timing. (The single Ctrl-C between steps is
-``tests/test_interrupt.py``.)
+it starts); while the text is read and tokenized, and after the parameters line but before the
+first step (SIGTERM, SIGHUP); twice in a row while a checkpoint is being written (the second
+Ctrl-C stops at once); and after training returned, while the run is closing. All but the first
+run the real command line in a child whose ``load_corpus``, ``save_checkpoint`` or ``train`` is
+wrapped to signal itself at that moment, so the moment is exact, not a matter of timing. (The
+single Ctrl-C between steps is ``tests/test_interrupt.py``.)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 TEXT = "The customer explains the need, and the salesperson asks a question about it. " * 40
@@ -36,8 +39,19 @@ CHILD = textwrap.dedent(
     import transformer_course.train as training
     from transformer_course.__main__ import main
 
-    moment = sys.argv[1]
+    import transformer_course.data as data
+
+    # "SIGTERM:before training" sends SIGTERM; a moment alone, SIGINT.
+    name, _, moment = sys.argv[1].rpartition(":")
+    stop = getattr(signal, name or "SIGINT")
     real_save, real_train, saves = run.save_checkpoint, training.train, []
+    real_load = data.load_corpus
+
+    def load_corpus(*args, **kwargs):
+        if moment == "loading data":
+            os.kill(os.getpid(), stop)
+            time.sleep(1)
+        return real_load(*args, **kwargs)
 
     def save_checkpoint(*args, **kwargs):
         saves.append(1)
@@ -49,13 +63,16 @@ CHILD = textwrap.dedent(
         return real_save(*args, **kwargs)
 
     def train(*args, **kwargs):
+        if moment == "before training":  # the parameters line is out; no step has run
+            os.kill(os.getpid(), stop)
+            time.sleep(1)
         history = real_train(*args, **kwargs)
         if moment == "after training":
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)
         return history
 
-    run.save_checkpoint, training.train = save_checkpoint, train
+    run.save_checkpoint, training.train, data.load_corpus = save_checkpoint, train, load_corpus
     sys.exit(main(sys.argv[2:]))
     """
 )
@@ -80,6 +97,14 @@ def _saved_step(tmp_path: Path) -> int:
 
 
 def test_ctrl_c_while_starting(tmp_path):
+    _signal_while_starting(tmp_path, signal.SIGINT, 130, "interrupted")
+
+
+def test_sigterm_while_starting(tmp_path):
+    _signal_while_starting(tmp_path, signal.SIGTERM, 143, "interrupted (SIGTERM)")
+
+
+def _signal_while_starting(tmp_path, stop: signal.Signals, status: int, stopped: str) -> None:
     child = subprocess.Popen(
         [sys.executable, "-m", "transformer_course", *_train_argv(tmp_path, 20, 0)],
         stdout=subprocess.PIPE,
@@ -89,13 +114,13 @@ def test_ctrl_c_while_starting(tmp_path):
         cwd=tmp_path,
     )
     time.sleep(0.3)  # Python is up; the course and torch are being imported
-    child.send_signal(signal.SIGINT)
+    child.send_signal(stop)
     out, err = child.communicate(timeout=120)
-    assert child.returncode == 130, (child.returncode, out, err)
+    assert child.returncode == status, (child.returncode, out, err)
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] in {
-        "interrupted while starting, before anything was trained or saved",
-        f"interrupted before the first checkpoint was written: nothing is saved at "
+        f"{stopped} while starting, before anything was trained or saved",
+        f"{stopped} before the first checkpoint was written: nothing is saved at "
         f"{tmp_path / 'gpt.pt'}; run the same command to resume",
     }, err
     assert not (tmp_path / "gpt.pt").exists()
@@ -136,3 +161,21 @@ def test_ctrl_c_after_training_says_what_is_saved(tmp_path):
         "interrupted; nothing more was saved: the last checkpoint, "
         f"{tmp_path / 'gpt.pt'} (step 12 of 12), is intact — run the same command to resume"
     )
+
+
+@pytest.mark.parametrize(
+    "stop, moment",
+    [("SIGTERM", "loading data"), ("SIGTERM", "before training"), ("SIGHUP", "before training")],
+)
+def test_a_stop_signal_before_the_first_step_says_nothing_is_saved(tmp_path, stop, moment):
+    if not hasattr(signal, stop):
+        pytest.skip(f"no {stop} on this system")
+    code, out, err = _run_child(tmp_path, f"{stop}:{moment}", _train_argv(tmp_path, 12, 0))
+    assert code == 128 + getattr(signal, stop), (code, out, err)
+    assert "Traceback" not in err
+    assert ("parameters, vocabulary" in out) == (moment == "before training"), out
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted ({stop}) before the first checkpoint was written: nothing is saved at "
+        f"{tmp_path / 'gpt.pt'}; run the same command to resume"
+    ), err
+    assert not (tmp_path / "gpt.pt").exists()

@@ -32,8 +32,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from transformer_course import REPOSITORY
-from transformer_course import device as course_device
+from transformer_course import REPOSITORY, machine
 from transformer_course.notebook import colab_install_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,9 +83,9 @@ def run_setup_cell(path: Path, monkeypatch, *, colab: bool, cuda: bool = False, 
         monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
-    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.delenv(machine.DEVICE_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
-    monkeypatch.setattr(course_device, "_mps_available", lambda: mps)
+    monkeypatch.setattr(machine, "_mps_available", lambda: mps)
     namespace = {"__name__": "__main__", "get_ipython": lambda: shell}
     exec(compile(python, f"<setup cell of {path.name}>", "exec"), namespace)
     return shell, namespace
@@ -145,9 +144,9 @@ def test_setup_cell_picks_the_device_the_runtime_has(notebook, monkeypatch, cuda
 
 
 def test_the_environment_variable_overrides_the_device(monkeypatch):
-    monkeypatch.setenv(course_device.DEVICE_ENV_VAR, "cpu")
+    monkeypatch.setenv(machine.DEVICE_ENV_VAR, "cpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert course_device.pick_device().type == "cpu"
+    assert machine.pick_device().type == "cpu"
 
 
 def _core_requirements() -> list[Requirement]:

@@ -1,7 +1,7 @@
 """Every widget of the course, built and turned knob by knob without a browser.
 
 Colab ships ipywidgets 7.7, local installs get 8.x: ``make test`` runs this file with 8.x and
-``make test-widgets7`` with 7.7. Each ipywidgets wrapper in ``transformer_course.widgets`` is
+``make test-colab`` with 7.7, in the environment Colab preloads. Each ipywidgets wrapper in ``transformer_course.widgets`` is
 built with course-like inputs; then every knob (slider, dropdown, checkbox, text, toggle
 buttons) is moved one step. What the widget shows — the PNG bytes of its figures, the HTML
 of its HTML children, the text it prints or displays — must change, nothing may raise, and

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course.corpus_source import CORPUS_DATASET, CORPUS_FILENAME, CORPUS_SHA256
+from transformer_course.data.source import CORPUS_DATASET, CORPUS_FILENAME, CORPUS_SHA256
 from transformer_course.exercises.grading import offline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,9 +120,9 @@ def hub(corpus_bytes):
 
 DOWNLOAD = """
 import sys
-from transformer_course import corpus_source
+from transformer_course.data import source
 try:
-    print("saved", corpus_source.download_corpus(progress=False))
+    print("saved", source.download_corpus(progress=False))
 except (ConnectionError, ValueError) as error:
     print(type(error).__name__, error)
 """

@@ -118,7 +118,7 @@ def test_load_corpus_reads_and_hashes_the_corpus_once(monkeypatch, corpus_text):
     import hashlib as real_hashlib
     import types
 
-    from transformer_course import corpus_source
+    from transformer_course.data import source
 
     calls = {"load_dataset": 0, "tokenize": 0, "file sha256": 0, "text sha256": 0}
     real_load_dataset, real_tokenize = datasets.load_dataset, data.tokenize
@@ -132,7 +132,7 @@ def test_load_corpus_reads_and_hashes_the_corpus_once(monkeypatch, corpus_text):
 
     monkeypatch.setattr(datasets, "load_dataset", counting("load_dataset", real_load_dataset))
     monkeypatch.setattr(data, "tokenize", counting("tokenize", real_tokenize))
-    for module, key in ((corpus_source, "file sha256"), (data, "text sha256")):
+    for module, key in ((source, "file sha256"), (data, "text sha256")):
         hashing = types.SimpleNamespace(sha256=counting(key, real_hashlib.sha256))
         monkeypatch.setattr(module, "hashlib", hashing)
     corpus = data.load_corpus()

@@ -1,4 +1,4 @@
-"""Device choice, seeding, the notebook setup call and the exercise feedback."""
+"""The learner's machine (device, seeding), the notebook setup call and the exercise feedback."""
 
 from __future__ import annotations
 
@@ -8,61 +8,60 @@ import types
 import pytest
 import torch
 
-from transformer_course import device as course_device
-from transformer_course import notebook
+from transformer_course import machine, notebook
 from transformer_course.exercises import check_value
 from transformer_course.exercises.setup import check_dot_product_std
 
 
 def test_cpu_when_nothing_else(monkeypatch):
-    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.delenv(machine.DEVICE_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(course_device, "_mps_available", lambda: False)
-    assert course_device.pick_device().type == "cpu"
+    monkeypatch.setattr(machine, "_mps_available", lambda: False)
+    assert machine.pick_device().type == "cpu"
 
 
 def test_cuda_first_then_mps(monkeypatch):
-    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.delenv(machine.DEVICE_ENV_VAR, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert course_device.pick_device().type == "cuda"
+    assert machine.pick_device().type == "cuda"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(course_device, "_mps_available", lambda: True)
-    assert course_device.pick_device().type == "mps"
+    monkeypatch.setattr(machine, "_mps_available", lambda: True)
+    assert machine.pick_device().type == "mps"
 
 
 def test_environment_variable_overrides(monkeypatch):
-    monkeypatch.setenv(course_device.DEVICE_ENV_VAR, "cpu")
+    monkeypatch.setenv(machine.DEVICE_ENV_VAR, "cpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert course_device.pick_device().type == "cpu"
+    assert machine.pick_device().type == "cpu"
 
 
 def test_unknown_or_missing_device_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="not one of"):
-        course_device.pick_device("tpu")
+        machine.pick_device("tpu")
     with pytest.raises(ValueError, match="CUDA is not available"):
-        course_device.pick_device("cuda")
+        machine.pick_device("cuda")
 
 
 def test_seed_everything_makes_draws_repeat():
-    course_device.seed_everything(3)
+    machine.seed_everything(3)
     first = torch.randn(5)
-    generator = course_device.seed_everything(3)
+    generator = machine.seed_everything(3)
     torch.testing.assert_close(torch.randn(5), first)
     assert torch.equal(
         torch.randn(2, generator=generator),
         torch.randn(2, generator=torch.Generator().manual_seed(3)),
     )
     with pytest.raises(TypeError):
-        course_device.seed_everything(1.5)
+        machine.seed_everything(1.5)
 
 
 def test_autocast_is_bf16_only_on_cuda():
-    assert course_device.autocast_dtype(torch.device("cpu")) is None
+    assert machine.autocast_dtype(torch.device("cpu")) is None
 
 
 def test_setup_notebook_prints_nothing(capsys, monkeypatch):
-    monkeypatch.delenv(course_device.DEVICE_ENV_VAR, raising=False)
+    monkeypatch.delenv(machine.DEVICE_ENV_VAR, raising=False)
     session = notebook.setup_notebook(seed=5, device="cpu")
     assert capsys.readouterr().out == ""
     assert session.device.type == "cpu" and session.seed == 5 and not session.in_colab

@@ -1,4 +1,11 @@
-"""The diagrams in images/ are exactly what the code draws (make images), byte for byte."""
+"""The diagrams in images/ are what the code draws (make images).
+
+Compared by meaning, not bytes: every file carries the SHA-256 of what its figure shows
+(``diagrams.base.figure_meaning``: each artist's text, place, size and colours), because another
+matplotlib release rasterises the same figure with other bytes (3.10.0 and 3.11.2 share the bytes
+of none of the 30 pictures). The tests below prove the comparison ignores how a figure is
+rasterised and catches a changed label, box or colour.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from transformer_course import diagrams
-from transformer_course.diagrams.base import render
+from transformer_course.diagrams.base import (
+    figure_meaning,
+    picture_meaning,
+    picture_size,
+    render,
+    same_picture,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
@@ -31,9 +44,60 @@ def test_every_committed_diagram_is_current(drawn, tmp_path):
         committed = REPO / "images" / name
         if not committed.exists():
             problems.append(f"missing: images/{name}")
-        elif committed.read_bytes() != (tmp_path / name).read_bytes():
+        elif not same_picture(committed.read_bytes(), (tmp_path / name).read_bytes()):
             problems.append(f"stale: images/{name}")
     assert not problems, "run `make images` and commit images/:\n" + "\n".join(problems)
+
+
+def test_every_committed_picture_carries_its_meaning(drawn):
+    for name in drawn:
+        data = (REPO / "images" / name).read_bytes()
+        assert picture_meaning(data) is not None, f"images/{name}: run `make images`"
+        assert picture_size(data), name
+
+
+def test_same_picture_ignores_how_it_is_rasterised():
+    """The same figure saved with other rasterisation settings (what a matplotlib release
+    changes) has other bytes but the same meaning and size."""
+    import matplotlib as mpl
+
+    fig = diagrams.gpt_overview()
+    plain = render(fig, "png")
+    with mpl.rc_context({"text.antialiased": False, "lines.antialiased": False}):
+        fig_rough = diagrams.gpt_overview()
+    for artist in fig_rough.findobj():
+        if hasattr(artist, "set_antialiased"):
+            artist.set_antialiased(False)
+    rough = render(fig_rough, "png")
+    assert rough != plain
+    assert same_picture(plain, rough)
+    svg = render(fig, "svg")
+    assert same_picture(svg, svg.replace(b"stroke-linejoin: round", b"stroke-linejoin: miter"))
+
+
+def test_same_picture_catches_a_changed_label_box_or_colour():
+    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.text import Text
+
+    def drawn(change) -> tuple[bytes, bytes]:
+        fig = diagrams.gpt_overview()
+        change(fig)
+        return render(fig, "png"), render(fig, "svg")
+
+    plain = drawn(lambda fig: None)
+    texts = lambda fig: [t for t in fig.findobj(Text) if t.get_text()]  # noqa: E731
+    boxes = lambda fig: list(fig.findobj(FancyBboxPatch))  # noqa: E731
+    changes = {
+        "label": lambda fig: texts(fig)[3].set_text(texts(fig)[3].get_text() + "!"),
+        "box": lambda fig: boxes(fig)[0].set_x(boxes(fig)[0].get_x() + 0.1),
+        "colour": lambda fig: boxes(fig)[0].set_facecolor("#ff0000"),
+    }
+    for what, change in changes.items():
+        png, svg = drawn(change)
+        assert not same_picture(plain[0], png), f"a changed {what} went unnoticed (PNG)"
+        assert not same_picture(plain[1], svg), f"a changed {what} went unnoticed (SVG)"
+    assert not same_picture(plain[0], render(diagrams.roadmap("04"), "png"))
+    assert figure_meaning(diagrams.gpt_overview()) == figure_meaning(diagrams.gpt_overview())
 
 
 def test_no_orphan_images(drawn):

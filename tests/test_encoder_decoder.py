@@ -175,7 +175,7 @@ def test_bad_inputs_have_clear_errors():
     model = small_model()
     with pytest.raises(TypeError, match="src must hold integer token ids"):
         model.encode(torch.tensor([[3.0, 4.0]]))
-    with pytest.raises(ValueError, match=r"ids 0\.\.12"):
+    with pytest.raises(ValueError, match="but vocab_size is 13"):
         model.encode(torch.tensor([[3, 99]]))
     with pytest.raises(ValueError, match="max_len"):
         model.encode(torch.full((1, 13), 3))

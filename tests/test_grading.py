@@ -1,11 +1,12 @@
-"""A teacher grades a class: three synthetic students, run offline, graded by the course's
+"""A teacher grades a class: four synthetic students, run offline, graded by the course's
 checkers (``python -m transformer_course grade``).
 
 The "course" is two small notebooks made of real exercise cells of 05_scale and 07_softmax
 (the course's own checkers, four exercises), so the test runs in seconds per kernel. The
 students: one complete (the solutions filled in), one partial (a right answer, a wrong function,
-an untouched exercise with a forged ✅ left in its stored output, 07 not handed in) and one who
-edited check cells (a home-made checker that always says ✅, and a check call given the answer).
+an untouched exercise with a forged ✅ left in its stored output, 07 not handed in), one who
+edited check cells (a home-made checker that always says ✅, and a check call given the answer)
+and one whose only file is no notebook at all.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import nbformat
 import pytest
 
 from transformer_course.__main__ import main
-from transformer_course.exercises.grading import edited_checks, offline
+from transformer_course.exercises.grading.tamper import edited_checks
 from transformer_course.exercises.progress import checker_names
 from transformer_course.exercises.solutions import scale as solutions
 
@@ -124,15 +125,15 @@ def graded(tmp_path_factory):
     )
     _write(root / "submissions" / "cy", edited)
 
+    # A file that is no notebook (a failed upload): no kernel starts, the class goes on.
+    (root / "submissions" / "dee").mkdir()
+    (root / "submissions" / "dee" / "05_scale.ipynb").write_text("{not json", encoding="utf-8")
+
     out = root / "grades.csv"
-    blocked = root / "blocked.log"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(offline.BLOCKED_LOG_ENV_VAR, str(blocked))
-        status = main(["grade", str(root / "submissions"), "--out", str(out),
-                       "--course", str(root / "course"), "--timeout", "120",
-                       "--gradescope", str(root / "gradescope")])  # fmt: skip
+    status = main(["grade", str(root / "submissions"), "--out", str(out),
+                   "--course", str(root / "course"), "--timeout", "120",
+                   "--gradescope", str(root / "gradescope")])  # fmt: skip
     assert status == 0
-    assert "192.0.2.1" in blocked.read_text(encoding="utf-8"), "students' kernels are offline"
     with out.open(encoding="utf-8", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     return rows, root / "grades_feedback", root
@@ -140,7 +141,7 @@ def graded(tmp_path_factory):
 
 def test_the_gradebook_has_one_row_per_student_and_one_column_per_exercise(graded):
     rows, _, _ = graded
-    assert sorted(rows) == ["ada", "bo", "cy"]
+    assert sorted(rows) == ["ada", "bo", "cy", "dee"]
     assert list(rows["ada"]) == ["student", "passed", "of", "edited checks", "problems", *COLUMNS]
 
 
@@ -190,6 +191,16 @@ def test_the_student_who_edited_check_cells_is_flagged(graded):
     ) in text
 
 
+def test_a_file_that_is_no_notebook_is_a_problem_not_a_crash(graded):
+    rows, feedback, _ = graded
+    row = rows["dee"]
+    assert [row[c] for c in COLUMNS] == ["not answered"] * 4
+    assert row["edited checks"] == "0"
+    assert row["problems"].startswith("05_scale: unreadable: invalid JSON at line 1, column 2")
+    assert row["problems"].endswith("; 07_softmax.ipynb was not handed in")
+    assert "0 of 4 exercises pass." in (feedback / "dee.md").read_text(encoding="utf-8")
+
+
 def test_the_submissions_are_left_as_they_were(graded):
     _, _, root = graded
     notebook = nbformat.read(root / "submissions" / "bo" / "05_scale.ipynb", as_version=4)
@@ -212,3 +223,36 @@ def test_no_course_notebook_is_flagged_against_itself():
     for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9]*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         assert edited_checks(notebook, notebook, every) == [], path.name
+
+
+def test_without_a_sandbox_grade_refuses_unless_trusted(tmp_path, capsys, monkeypatch):
+    from transformer_course.exercises.grading import sandbox
+
+    (tmp_path / "submissions" / "ada").mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
+    assert main(["grade", str(tmp_path / "submissions"), "--course", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert "cannot sandbox students' code here (bubblewrap (bwrap) is not installed)" in error
+    assert "--trusted-submissions" in error
+
+
+def test_trusted_submissions_run_without_a_sandbox_in_a_clean_environment(tmp_path, monkeypatch):
+    from transformer_course.exercises.grading import sandbox
+
+    for stem, notebook in _course().items():
+        (tmp_path / "course").mkdir(exist_ok=True)
+        nbformat.write(notebook, tmp_path / "course" / f"{stem}.ipynb")
+    trusting = {"07_softmax": _course()["07_softmax"]}
+    # Right (1) only when the teacher's variable did not reach the kernel.
+    _answer(trusting["07_softmax"], "c002", "answer = ...",
+            "import os\nanswer = 3 if 'TEACHER_SECRET' in os.environ else 1")  # fmt: skip
+    _write(tmp_path / "submissions" / "ada", trusting)
+    monkeypatch.setattr(sandbox, "sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setenv("TEACHER_SECRET", "teacher-token")
+    out = tmp_path / "grades.csv"
+    assert main(["grade", str(tmp_path / "submissions"), "--out", str(out), "--course",
+                 str(tmp_path / "course"), "--trusted-submissions"]) == 0  # fmt: skip
+    with out.open(encoding="utf-8", newline="") as handle:
+        row = next(csv.DictReader(handle))
+    assert [row[c] for c in COLUMNS] == ["not answered"] * 3 + ["passed"]
+    assert row["problems"] == "05_scale.ipynb was not handed in"

@@ -41,6 +41,35 @@ def test_catalogs_chinese_notebooks_and_compiled_catalog_are_fresh():
     assert i18n.check() == []
 
 
+def test_the_chinese_notebooks_are_compared_by_content_not_bytes(tmp_path, monkeypatch):
+    """``build --check`` reads the notebooks: the same cells laid out as another nbformat release
+    might write them (indentation, key order) are fresh; a roadmap picture that is not the one
+    the catalog's words draw, or a changed cell's metadata, is stale."""
+    import json
+
+    folder = tmp_path / "notebooks"
+    (folder / "zh").mkdir(parents=True)
+    english = REPO / "notebooks" / "05_scale.ipynb"
+    (folder / english.name).write_bytes(english.read_bytes())
+    committed = i18n.translated_path(english)
+    recorded = json.loads(committed.read_text(encoding="utf-8"))
+    relaid = json.dumps(dict(reversed(recorded.items())), indent=4, ensure_ascii=True)
+    target = folder / "zh" / english.name
+    target.write_text(relaid, encoding="utf-8")
+    monkeypatch.setattr(i18n, "NOTEBOOKS", folder)
+    assert target.read_bytes() != committed.read_bytes()
+    assert i18n.build([folder / english.name], check=True) == []
+
+    roadmap = next(c for c in recorded["cells"] if c["source"][0].startswith("# roadmap:"))
+    roadmap["outputs"] = roadmap["outputs"][:1]  # the topic diagram under the strip is gone
+    target.write_text(json.dumps(recorded), encoding="utf-8")
+    assert len(i18n.build([folder / english.name], check=True)) == 1
+    roadmap["outputs"] = json.loads(relaid)["cells"][recorded["cells"].index(roadmap)]["outputs"]
+    recorded["cells"][0]["metadata"]["tags"] = ["moved"]
+    target.write_text(json.dumps(recorded), encoding="utf-8")
+    assert len(i18n.build([folder / english.name], check=True)) == 1
+
+
 def test_an_edited_english_cell_makes_only_its_entry_fuzzy(tmp_path):
     """Edit one English cell in a temporary copy: only that entry turns fuzzy, with the old
     English kept as the previous msgid and the old translation kept for comparison."""
@@ -154,13 +183,17 @@ def test_chinese_notebook_is_the_english_code_with_the_language_chosen(notebook)
     ]
     setup = next(c for c in chinese.cells if c.cell_type == "code")
     assert 'setup_notebook(lang="zh", ' in setup.source
+    differing = []
     for en, zh in zip(english.cells, chinese.cells):
         if en.cell_type == "code":
             assert zh.source == i18n.localise_code(en.source, "zh")
-            if not en.source.startswith("# roadmap:"):
-                assert re.sub(r'lang="zh",? ?', "", zh.source) == en.source
+            assert re.sub(r'lang="zh",? ?', "", zh.source) == en.source
+            if zh.source != en.source:
+                differing.append(zh.id)
         elif en.source.strip():
             assert i18n.PENDING["zh_CN"] not in zh.source  # all 16 are complete
+    # Everything after the set-up line, the roadmap included, reads the language it sets.
+    assert differing == [setup.id]
     assert chinese.metadata["language"] == "zh-CN"
 
 
@@ -214,23 +247,27 @@ def test_the_linter_catches_the_slips_it_names():
 
 
 def test_chinese_titles_and_links_use_the_roadmaps_names():
-    """One Chinese name per notebook: the roadmap's, the title's, and every link's text."""
-    from transformer_course.diagrams.roadmap import NOTEBOOKS_ZH
+    """One Chinese name per notebook: the roadmap's (from the library catalog), the title's, and
+    every link's text."""
+    from transformer_course.diagrams import NOTEBOOKS
+    from transformer_course.diagrams.roadmap import notebook_title
+    from transformer_course.i18n import in_language
 
+    with in_language("zh"):
+        titles = {number: notebook_title(number) for number in NOTEBOOKS}
+    assert titles["07"] == "归一化指数函数"
     for notebook in ENGLISH:
         number = notebook.stem.split("_")[0]
         chinese = nbformat.read(i18n.translated_path(notebook), as_version=4)
         title = chinese.cells[0].source.splitlines()[0]
-        assert re.fullmatch(
-            rf"# {number} · {re.escape(NOTEBOOKS_ZH[number])}(（[^）]*）)?", title
-        ), title
+        assert re.fullmatch(rf"# {number} · {re.escape(titles[number])}(（[^）]*）)?", title), title
         for cell in chinese.cells:
             if cell.cell_type != "markdown":
                 continue
             for text, n in re.findall(
                 r"\[[^\]\d]*?((\d\d[a-z]?) · [^\]]*)\]\(\d\d[a-z]?_", cell.source
             ):
-                assert text.startswith(f"{n} · {NOTEBOOKS_ZH[n]}"), (notebook.stem, cell.id, text)
+                assert text.startswith(f"{n} · {titles[n]}"), (notebook.stem, cell.id, text)
 
 
 def test_the_chinese_roadmap_font_draws_every_character():

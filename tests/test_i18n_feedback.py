@@ -13,6 +13,8 @@ nothing. The Chinese notebooks' outputs are checked by strict nbval like the Eng
 
 from __future__ import annotations
 
+import datetime
+import io
 import re
 from pathlib import Path
 
@@ -333,6 +335,51 @@ def test_a_bad_language_is_a_clear_value_error(bad):
     assert i18n.language() == "en"  # nothing changed
 
 
+def _names_the_variable(message: str, bad: str) -> None:
+    """The error of an unknown TRANSFORMER_COURSE_LANG: the variable, its value, the accepted
+    values and what to do."""
+    assert f"the environment variable TRANSFORMER_COURSE_LANG is {bad!r}" in message, message
+    assert "'en' (English), 'zh' (中文)" in message, message
+    assert "Unset it (unset TRANSFORMER_COURSE_LANG) for English, or set it to one of them" in (
+        message
+    )
+
+
+@pytest.mark.parametrize("bad", ["xx", "fr", "en-US"])
+def test_an_unknown_language_in_the_environment_names_the_variable(monkeypatch, bad):
+    from transformer_course.notebook import setup_notebook
+
+    # A context, undone before _language_reset's set_language(None) reads the environment again.
+    with monkeypatch.context() as environment:
+        environment.setenv(i18n.ENVIRONMENT, bad)
+        with pytest.raises(ValueError) as raised:
+            setup_notebook(seed=0)
+        _names_the_variable(str(raised.value), bad)
+        with pytest.raises(ValueError) as raised:
+            i18n.gettext("check")  # what every checker's verdict goes through
+        _names_the_variable(str(raised.value), bad)
+        assert setup_notebook(seed=0, lang="en").lang == "en"  # an explicit lang still wins
+
+
+def test_a_valid_language_in_the_environment_is_unchanged(monkeypatch):
+    for value, expected in [(" zh ", "zh"), ("zh_CN", "zh"), ("ZH-hans", "zh"), ("", "en")]:
+        monkeypatch.setenv(i18n.ENVIRONMENT, value)
+        assert i18n.language() == expected
+
+
+def test_train_refuses_an_unknown_language_before_any_work(monkeypatch, tmp_path, capsys):
+    from transformer_course.cli import main
+
+    checkpoint = tmp_path / "gpt.pt"
+    with monkeypatch.context() as environment:
+        environment.setenv(i18n.ENVIRONMENT, "xx")
+        assert main(["train", "--steps", "1", "--checkpoint", str(checkpoint)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    _names_the_variable(err, "xx")
+    assert not checkpoint.exists() and not any(tmp_path.iterdir())
+
+
 # ---- widgets, tables, training messages ---------------------------------------------------------
 
 
@@ -609,9 +656,84 @@ def test_every_library_message_is_translated_and_none_is_fuzzy():
 
 
 def test_the_compiled_catalog_is_fresh():
-    """``python tools/i18n.py compile`` would change nothing: the committed .mo is the .po's."""
+    """``python tools/i18n.py compile`` would change nothing: the committed .mo means what the
+    .po says (compared as parsed messages, so another Babel release is no reason to fail)."""
     tools_i18n = load_script("tools/i18n.py")
     assert tools_i18n.compile_all(check=True) == []
+
+
+def test_a_compiled_catalog_is_compared_by_meaning_not_bytes(tmp_path, monkeypatch):
+    """Compiled by another Babel release on another day, the same messages are fresh, and
+    ``compile`` leaves that .mo alone; a changed translation, or a fuzzy entry let in, is stale."""
+    import babel.messages.catalog
+    from babel.messages.mofile import write_mo
+
+    tools_i18n = load_script("tools/i18n.py")
+    folder = tmp_path / "zh_CN" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / CATALOG.name).write_bytes(CATALOG.read_bytes())
+    monkeypatch.setattr(tools_i18n, "LOCALE", tmp_path)
+    mo = folder / "transformer_course.mo"
+
+    def compiled_by_another_babel(change=None, use_fuzzy=False) -> bytes:
+        catalog = tools_i18n.read_library(folder / CATALOG.name)
+        catalog.creation_date = catalog.revision_date = datetime.datetime(2031, 5, 6, 7, 8)
+        if change is not None:
+            change(catalog)
+        buffer = io.BytesIO()
+        with monkeypatch.context() as patch:
+            patch.setattr(babel.messages.catalog, "VERSION", "9.99.0")
+            write_mo(buffer, catalog, use_fuzzy=use_fuzzy)
+        return buffer.getvalue()
+
+    other = compiled_by_another_babel()
+    assert b"Generated-By: Babel 9.99.0" in other and b"2031-05-06" in other
+    assert other != tools_i18n.compiled()
+    mo.write_bytes(other)
+    assert tools_i18n.compile_all(check=True) == []
+    assert tools_i18n.compile_all() == [] and mo.read_bytes() == other  # left as it was
+
+    def retranslate(catalog):
+        message = catalog.get("Softmax", context="roadmap chip")
+        message.string = message.string + "！"
+
+    mo.write_bytes(compiled_by_another_babel(retranslate))
+    assert tools_i18n.compile_all(check=True) == [str(mo)]
+
+    # Fuzzy in the .po: gettext must not show it, so a .mo that holds it is stale.
+    mo.write_bytes(other)
+    catalog = tools_i18n.read_library(folder / CATALOG.name)
+    catalog.get("Softmax", context="roadmap chip").flags.add("fuzzy")
+    tools_i18n.write_library(catalog, folder / CATALOG.name)
+    assert tools_i18n.compile_all(check=True) == [str(mo)]
+    assert tools_i18n.compile_all() == [str(mo)]  # compiled again, without the fuzzy entry
+    assert tools_i18n.compile_all(check=True) == []
+    assert ("roadmap chip", "Softmax") not in tools_i18n.mo_meaning(mo.read_bytes())[1]
+
+
+def test_no_library_module_binds_a_throwaway_underscore():
+    """In the library ``_`` is gettext's: a local ``_`` (``for _ in``, ``x, _ =``, a
+    comprehension's, ``with … as _``) would shadow it. lib/ruff.toml flags most of these; this
+    finds the ones ruff does not look at (comprehensions, ``with``, an argument)."""
+    import ast
+
+    library = REPO / "lib" / "transformer_course"
+    bound = []
+    for path in sorted(library.rglob("*.py")):
+        if path == library / "i18n" / "__init__.py":
+            continue  # where `_ = gettext` is defined
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            stored = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+            if (stored and node.id == "_") or (isinstance(node, ast.arg) and node.arg == "_"):
+                bound.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert bound == [], "name the throwaway (_step, _weights, …): " + ", ".join(bound)
+
+
+def test_the_library_catalog_stores_no_source_locations():
+    """A refactor that moves a message changes nothing in the catalog: no ``#:`` lines, and the
+    entries sorted by their English (``tools/i18n.py lib-export`` says where each one is)."""
+    text = CATALOG.read_text(encoding="utf-8")
+    assert not [line for line in text.splitlines() if line.startswith("#:")]
 
 
 def test_an_english_word_with_two_meanings_gets_two_translations(chinese):

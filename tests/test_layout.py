@@ -70,6 +70,10 @@ def test_the_top_level_is_a_short_map():
     """Concepts that need several files are packages; at most one private module at the top.
 
     36: the 35 of the layout issue, plus ``i18n/``, the learner's language (the Chinese edition).
+    The tree holds 33 since issue 33: ``gpt_config.py`` joined ``model.py`` (the config lives with
+    the model, as in nanoGPT), the device module became ``machine.py`` (with ``data_dir``), where
+    the corpus comes from became ``data/source.py``, and the map moved to ``lib/README.md``, which
+    GitHub shows when a reader opens ``lib/``.
     """
     entries = [
         p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.endswith(".pyc")
@@ -77,10 +81,35 @@ def test_the_top_level_is_a_short_map():
     assert len(entries) <= 36, sorted(entries)
     private = [e for e in entries if e.startswith("_") and e not in ("__init__.py", "__main__.py")]
     assert private == ["_checks.py"], private
-    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
     for entry in entries:
-        if entry not in ("__init__.py", "__main__.py", "README.md"):
-            assert entry.removesuffix(".py") in readme, f"README.md's map lacks {entry}"
+        if entry not in ("__init__.py", "__main__.py"):
+            assert entry.removesuffix(".py") in readme, f"lib/README.md's map lacks {entry}"
+
+
+#: The longest a library function may be, from ``def`` to its last line (issue 33: the longest
+#: is kept at 50 or less, so this cap leaves room for a fix without reformatting).
+LONGEST_FUNCTION = 60
+
+
+def _function_lengths() -> list[tuple[int, str]]:
+    lengths = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                where = f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+                lengths.append((node.end_lineno - node.lineno + 1, where))
+    return lengths
+
+
+def test_no_library_function_is_over_the_cap():
+    lengths = _function_lengths()
+    assert len(lengths) > 500, "the walk found too few functions"
+    too_long = sorted(
+        (f"{where}: {n} lines" for n, where in lengths if n > LONGEST_FUNCTION), reverse=True
+    )
+    assert not too_long, f"library functions over {LONGEST_FUNCTION} lines: {too_long}"
 
 
 def _lint(lib: Path) -> subprocess.CompletedProcess:

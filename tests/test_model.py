@@ -9,7 +9,12 @@ import pytest
 import torch
 from torch import nn
 
+from transformer_course import _checks
+from transformer_course.attention import MultiHeadAttention
+from transformer_course.feedforward import FeedForward, SwiGLU
 from transformer_course.model import GPT, Block, GPTConfig, parameter_counts
+from transformer_course.norm import LayerNorm, RMSNorm
+from transformer_course.positional import apply_rope
 
 
 def test_defaults_are_the_seeds_hyperparameters():
@@ -282,7 +287,7 @@ def test_parameter_counts_of_the_course_model():
     [
         (dict(n_heads=5), ValueError, r"n_heads \(5\) must divide d_model \(16\)"),
         (dict(d_model=12, n_heads=4, positional="rope"), ValueError, "even head size"),
-        (dict(d_model=15, n_heads=5), ValueError, "sinusoidal' needs an even d_model"),
+        (dict(d_model=15, n_heads=5), ValueError, "sinusoidal table needs an even d_model"),
         (dict(n_kv_heads=3), ValueError, r"n_kv_heads \(3\) must divide n_heads \(4\)"),
         (dict(n_kv_heads=8), ValueError, "n_kv_heads"),
         (dict(positional="alibi"), ValueError, "positional must be one of"),
@@ -307,7 +312,7 @@ def test_bad_inputs_raise_clearly(tiny_gpt):
     model = tiny_gpt()
     with pytest.raises(ValueError, match="T=9 tokens but the model's context_length is 8"):
         model(torch.zeros(1, 9, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"ids in \[0, 50\] but the model's vocab_size is 50"):
+    with pytest.raises(ValueError, match=r"ids in \[0, 50\] but vocab_size is 50"):
         model(torch.tensor([[0, 50]]))
     with pytest.raises(ValueError, match=r"in \[-1, 3\]"):
         model(torch.tensor([[-1, 3]]))
@@ -317,12 +322,69 @@ def test_bad_inputs_raise_clearly(tiny_gpt):
         model([[1, 2, 3]])
     with pytest.raises(ValueError, match=r"shape \[B, T\]"):
         model(torch.zeros(4, dtype=torch.long))
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="T ≥ 1"):
         model(torch.zeros(1, 0, dtype=torch.long))
     with pytest.raises(ValueError, match="targets must have the same shape as idx"):
         model(torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, 3, dtype=torch.long))
     with pytest.raises(TypeError, match="config must be a GPTConfig"):
         GPT({"vocab_size": 50})
+
+
+def test_the_config_checks_once_and_the_layers_it_builds_do_not_check_again(monkeypatch):
+    """GPTConfig validates every rule; the blocks, norms and feed-forward networks a GPT builds
+    from it make no argument check of their own, and skip the input checks of a direct call."""
+    calls = []
+
+    def counting(check):
+        def counted(*args, **kwargs):
+            calls.append(args[0])  # the argument's name
+            return check(*args, **kwargs)
+
+        return counted
+
+    for name in ("integer", "number", "probability", "boolean", "choice", "divides"):
+        monkeypatch.setattr(_checks, name, counting(getattr(_checks, name)))
+    config = GPTConfig(vocab_size=50, positional="rope", norm="rmsnorm", feedforward="swiglu")
+    assert {"vocab_size", "n_heads", "n_kv_heads", "dropout", "rope_base"} <= set(calls)
+    calls.clear()
+    model = GPT(config)
+    assert calls == []
+    layers = [m for m in model.modules() if hasattr(m, "check_inputs")]
+    assert len(layers) == 3 * config.n_layers + 1 and not any(m.check_inputs for m in layers)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: MultiHeadAttention(12, 5), ValueError, r"n_heads \(5\) must divide d_model"),
+        (lambda: MultiHeadAttention(8, 4, n_kv_heads=3), ValueError, "n_kv_heads"),
+        (lambda: MultiHeadAttention(8, 2, dropout=1.0), ValueError, "dropout"),
+        (lambda: FeedForward(8, activation="tanh"), ValueError, "activation must be one of"),
+        (lambda: FeedForward(8, d_ff=0), ValueError, "d_ff must be at least 1"),
+        (lambda: SwiGLU(8, None), TypeError, "d_ff must be an int"),
+        (lambda: LayerNorm(8, eps=0.0), ValueError, "eps must be a positive"),
+        (lambda: RMSNorm(8.0), TypeError, "d must be an int"),
+    ],
+)
+def test_a_layer_built_by_hand_still_checks_its_arguments(build, error, match):
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_the_rope_rule_has_one_wording_everywhere():
+    """RoPE needs an even head size: the config, the attention layer and apply_rope say it alike."""
+    messages = []
+    for build in (
+        lambda: GPTConfig(vocab_size=50, d_model=12, n_heads=4, positional="rope"),
+        lambda: MultiHeadAttention(12, 4, rope=True),
+        lambda: apply_rope(torch.zeros(2, 4, 3)),
+    ):
+        with pytest.raises(ValueError) as caught:
+            build()
+        messages.append(str(caught.value))
+    assert len(set(messages)) == 1, messages
+    assert "RoPE needs an even head size D = d_model // n_heads" in messages[0]
+    assert messages[0].endswith("got D=3")
 
 
 def test_int32_ids_are_accepted(tiny_gpt):

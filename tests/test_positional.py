@@ -53,7 +53,7 @@ def test_sinusoidal_row_zero_alternates_zero_one():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"context_length": 4, "d_model": 7}, ValueError, "d_model must be even"),
+        ({"context_length": 4, "d_model": 7}, ValueError, "sinusoidal table needs an even d_model"),
         ({"context_length": 0, "d_model": 8}, ValueError, "context_length must be at least 1"),
         (
             {"context_length": 4, "d_model": 8, "base": 1.0},
@@ -112,7 +112,7 @@ def test_rope_position_zero_is_identity_and_dtype_kept():
 
 
 def test_rope_odd_head_size_is_refused():
-    with pytest.raises(ValueError, match="must be even"):
+    with pytest.raises(ValueError, match="RoPE needs an even head size D"):
         apply_rope(torch.zeros(2, 3, 5))
 
 

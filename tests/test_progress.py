@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
+from transformer_course.exercises.notebook_runner import run_notebook
 from transformer_course.progress import WIDGET_MIME, progress_bar
 
 CELL = """\
@@ -26,8 +26,7 @@ with progress_bar(total=4, desc="stopped") as stopped:
 @pytest.fixture(scope="module")
 def outputs():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
-    return nb.cells[0].outputs
+    return run_notebook(nb, timeout=120).cells[0].outputs
 
 
 def test_stored_text_is_the_final_state(outputs):

@@ -121,3 +121,31 @@ def test_in_colab_export_downloads_and_import_uploads(fake_colab, tmp_path):
 def test_in_colab_an_empty_upload_says_what_to_do(fake_colab):
     with pytest.raises(ValueError, match="no file was uploaded"):
         import_progress()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b"\x89PNG\r\n\x1a\n\x00\x00",
+            "holds binary bytes, not UTF-8 text \\(byte 0x89 at position 0\\)",
+        ),
+        (b" " * (2**20 + 1), "larger than 1024 KiB"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (
+            b'{"format": "transformer_course.progress/1", "exercises": [{"notebook": 5, '
+            b'"exercise": "check_x", "kind": "build", "status": "passed"}]}',
+            "each a text",
+        ),
+        (
+            b'{"format": "transformer_course.progress/1", "exercises": [{"notebook": "05", '
+            b'"exercise": "check_x", "kind": "build", "status": "hacked"}]}',
+            "a status among",
+        ),
+    ],
+)
+def test_a_hostile_file_gets_a_sentence(tmp_path, content, message):
+    path = tmp_path / "p.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        import_progress(path)

@@ -1,7 +1,7 @@
 """The pinned CPU kernels behind strict nbval: the same bits on every run of one processor family.
 
 The stored outputs of the notebooks that train (11–14) were computed under
-``device.reproducible_cpu_environment()``. Without it an AVX-512 machine trains along a
+``machine.reproducible_cpu_environment()``. Without it an AVX-512 machine trains along a
 slightly different path than an AVX2 one and nbval fails on numbers like "5.00" vs "4.99"
 (seen here: the outputs stored on one CI machine failed 17 cells on another). These tests
 check the premise directly, in fresh interpreters, so a machine where the pins do not take
@@ -16,7 +16,7 @@ import pytest
 import torch
 from pinned_probe import MACHINES, NOTEBOOKS_RECORDED_ON, run_probe
 
-from transformer_course.device import reproducible_cpu_environment
+from transformer_course.machine import reproducible_cpu_environment
 
 #: Three AdamW steps of a small GPT; prints the float64 sum of every parameter in hex (exact).
 PROBE = """
@@ -81,7 +81,7 @@ def test_pinned_kernels_give_the_recorded_bits_and_other_kernels_do_not():
         f"{MACHINES[NOTEBOOKS_RECORDED_ON]}, where the stored notebook outputs were computed "
         f"({'this machine computes like ' + known[0] if known else 'an unknown processor family'}):"
         " strict nbval will fail on numbers in the last printed digit here; re-run the notebooks "
-        "(tools/nbtool.py run) on CI's machine (see device.reproducible_cpu_environment)"
+        "(tools/nbtool.py run) on CI's machine (see machine.reproducible_cpu_environment)"
     )
     # The probe is sensitive to the kernels: without the pins (scalar ATen kernels, MKL's
     # compatibility path) the same steps give other bits, so the equality above means something.

@@ -295,7 +295,7 @@ def test_exercise_checks():
 
 # --- the CUDA recipe, run on the CPU ----------------------------------------------------------
 # No GPU is lent to CI. CUDA training differs from CPU training only in the dtype that
-# `device.autocast_dtype` returns (bf16), and torch.autocast has a CPU bf16 mode too, so the
+# `machine.autocast_dtype` returns (bf16), and torch.autocast has a CPU bf16 mode too, so the
 # same `train`/`evaluate` code that runs under `torch.autocast("cuda", bfloat16)` runs here.
 
 
@@ -307,7 +307,7 @@ def _record_linear_dtypes(model: GPT) -> list[torch.dtype]:
 
 
 def test_bf16_autocast_path_trains_like_float32(monkeypatch):
-    import transformer_course.device as device_module
+    import transformer_course.machine as device_module
 
     # A learnable stream (each token fixes the next one), so the loss has somewhere to go.
     train_ids = (torch.arange(2000) * 7) % VOCAB  # (N,)
@@ -332,7 +332,7 @@ def test_bf16_autocast_path_trains_like_float32(monkeypatch):
 
 
 def test_autocast_dtype_follows_the_gpu(monkeypatch):
-    from transformer_course.device import autocast_dtype
+    from transformer_course.machine import autocast_dtype
 
     cuda = torch.device("cuda")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)

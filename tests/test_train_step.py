@@ -15,8 +15,8 @@ import pytest
 import torch
 from pinned_probe import run_probe
 
-from transformer_course.device import reproducible_cpu_environment
 from transformer_course.exercises.training import check_one_training_step
+from transformer_course.machine import reproducible_cpu_environment
 from transformer_course.model import GPT, GPTConfig
 from transformer_course.train import make_optimizer, train_step
 from transformer_course.train.interrupts import StepWatch

@@ -13,9 +13,15 @@ One source. The English notebooks are the only notebooks anyone edits. Their mar
 the messages of one PO catalog per notebook (``locale/zh_CN/LC_MESSAGES/notebooks/NN_x.po``, the
 path Sphinx and sphinx-intl use), one entry per cell with the cell's nbformat id as ``msgctxt``;
 Poedit, Weblate and Babel read them. Code cells and outputs are never translated: ``build`` copies
-every code cell as it is, except the two calls that choose the language (``setup_notebook(...,
-lang="zh")`` and ``show_roadmap(..., lang="zh")``), and then ``tools/nbtool.py run`` records the
-outputs, so strict nbval checks the Chinese notebooks as it checks the English ones.
+every code cell as it is, except the one call that chooses the language (``setup_notebook(...,
+lang="zh")``; everything after it, the roadmap included, reads that setting), and then
+``tools/nbtool.py run`` records the outputs, so strict nbval checks the Chinese notebooks as it
+checks the English ones. ``build`` draws the roadmap cell's output itself, as ``tools/images.py``
+does for the English notebooks (strict nbval does not compare pictures).
+
+``check`` compares meaning, never bytes, so a new release of Babel or nbformat cannot make it
+fail: catalogs as parsed entries, the ``.mo`` as the messages and header gettext reads (less the
+fields a tool writes about itself and the time), notebooks as parsed cells and metadata.
 
 The notebook catalogs are read and written with polib (the PO library ``potodo`` uses); the
 library's with Babel, which also extracts its messages and compiles the ``.mo`` gettext reads.
@@ -24,7 +30,9 @@ entry by its English text, then guess a fuzzy match among the others. A notebook
 identity of its own, its id: when its English changes, *that* entry becomes fuzzy, with the old
 English kept as ``#| msgid`` and the old translation kept for comparison (``update_catalog``);
 no guessing. The library's messages have no such id, so ``lib-update`` uses Babel's own
-extraction and ``Catalog.update`` unchanged.
+extraction and ``Catalog.update`` unchanged. The library catalog holds no source locations and
+lists its entries by their English, so moving code never changes it (``lib-export`` says where
+each message is). Every Chinese word the library shows is in it, the roadmap's included.
 
 Where a translation is missing or fuzzy, the Chinese notebook keeps the English cell under a
 one-line Chinese marker, and its first cell says how many cells are behind the English.
@@ -51,6 +59,7 @@ from babel.messages.pofile import read_po, write_po
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
+sys.path.insert(0, str(REPO / "tools"))  # images.py: the roadmap cell's outputs
 NOTEBOOKS = REPO / "notebooks"
 LOCALE = REPO / "locale"
 #: Languages of the course besides English: the folder code (Sphinx's) and the short code that
@@ -75,7 +84,8 @@ LINK = re.compile(r"(\]\()([^)\s]+)")
 HTML_LINK = re.compile(r"""((?:src|href)=["'])([^"']+)""")
 COLAB_PATH = re.compile(r"(colab\.research\.google\.com/github/[^)\s]*?/blob/main/notebooks/)")
 SETUP_CALL = re.compile(r"setup_notebook\(")
-ROADMAP_CALL = re.compile(r'show_roadmap\("([0-9]+[a-z]?)"\)')
+#: The first line of the roadmap cell (``tools/images.py`` writes it).
+ROADMAP_MARKER = "# roadmap:"
 
 
 def notebook_paths() -> list[Path]:
@@ -90,6 +100,11 @@ def catalog_path(notebook: Path | str, folder: str = "zh_CN") -> Path:
 
 def translated_path(notebook: Path | str, folder: str = "zh_CN") -> Path:
     return NOTEBOOKS / LANGUAGES[folder] / Path(notebook).name
+
+
+def shown(path: Path) -> str:
+    """``path`` as a message shows it: relative to the repository when it is inside it."""
+    return str(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
 
 
 def resolve(name: str) -> Path:
@@ -316,31 +331,37 @@ def _retarget(text: str) -> str:
     return COLAB_PATH.sub(lambda m: f"{m.group(1)}zh/", text)
 
 
-def roadmap_comments(source: str) -> str:
-    """The roadmap cell's comment lines (written by tools/images.py) in Chinese."""
-    from transformer_course.diagrams.roadmap import NOTEBOOKS_ZH
-
-    match = ROADMAP_CALL.search(source)
-    if match is None or not source.startswith("# roadmap:"):
-        return source
-    number = match.group(1)
-    code = [line for line in source.splitlines() if not line.startswith("#")]
-    comments = ["# 路线图：由 tools/images.py 绘制（make images），在这里的修改会被覆盖"]
-    if number == "00":
-        comments.append("# 课程共 16 个 notebook；本 notebook 后面会画出完整的模型。")
-    else:
-        comments.append(f"# 你在这里：{number} · {NOTEBOOKS_ZH[number]}，本课程共 16 个 notebook。")
-    if "# Below it" in source:
-        comments.append("# 路线图下面是本 notebook 主题的示意图。")
-    return "\n".join([*comments, *code])
-
-
 def localise_code(source: str, short: str) -> str:
     """A code cell of the Chinese notebook: the English one, with the language chosen."""
-    source = roadmap_comments(source)
     source = SETUP_CALL.sub(f'setup_notebook(lang="{short}", ', source, count=1)
-    source = source.replace(f'setup_notebook(lang="{short}", )', f'setup_notebook(lang="{short}")')
-    return ROADMAP_CALL.sub(lambda m: f'show_roadmap("{m.group(1)}", lang="{short}")', source)
+    return source.replace(f'setup_notebook(lang="{short}", )', f'setup_notebook(lang="{short}")')
+
+
+def roadmap_outputs(notebook: Path, short: str) -> list:
+    """What a fresh run of the roadmap cell prints in language ``short`` (``tools/images.py``
+    writes the English ones the same way)."""
+    import images
+    from transformer_course.diagrams import TOPIC_DIAGRAMS, all_diagrams
+    from transformer_course.diagrams.base import render
+    from transformer_course.i18n import in_language
+
+    number = images.notebook_number(notebook)
+    names = [f"roadmap_{number}", *(name for name, _caption in TOPIC_DIAGRAMS.get(number, ()))]
+    drawers = all_diagrams()
+    with in_language(short):
+        drawn = {f"{name}.png": render(drawers[name](), "png") for name in names}
+    return images.roadmap_outputs(number, drawn)
+
+
+def _roadmap_outputs_kept(notebook: Path, short: str, recorded) -> list:
+    """The roadmap cell's outputs: the recorded ones while they show the same pictures as a
+    fresh drawing (another matplotlib release draws them with other bytes), else the fresh."""
+    import images
+
+    fresh = roadmap_outputs(notebook, short)
+    if recorded is not None and images.same_outputs(recorded.outputs, fresh):
+        return recorded.outputs
+    return fresh
 
 
 def build_notebook(notebook: Path, folder: str = "zh_CN") -> tuple[nbformat.NotebookNode, int]:
@@ -369,12 +390,14 @@ def build_notebook(notebook: Path, folder: str = "zh_CN") -> tuple[nbformat.Note
         elif cell.cell_type == "code":
             cell.source = localise_code(cell.source, short)
             before = recorded.get(cell.id)
-            if before is not None and before.source == cell.source:
+            if cell.source.startswith(ROADMAP_MARKER):
+                cell.outputs = _roadmap_outputs_kept(notebook, short, before)
+            elif before is not None and before.source == cell.source:
                 cell.outputs = before.outputs
                 cell.execution_count = before.execution_count
     if behind:
         first = nb.cells[0]
-        title, _, rest = first.source.partition("\n")
+        title, _newline, rest = first.source.partition("\n")
         first.source = f"{title}\n\n{BEHIND[folder].format(n=behind)}\n{rest}"
     nb.metadata["language"] = folder.replace("_", "-")
     if old is not None:
@@ -386,9 +409,16 @@ def build_notebook(notebook: Path, folder: str = "zh_CN") -> tuple[nbformat.Note
     return nb, behind
 
 
-def sources(nb) -> list[tuple[str, str, str]]:
-    """What ``check`` compares: each cell's type, id and source (outputs are nbval's to check)."""
-    return [(c.cell_type, c.get("id", ""), c.source) for c in nb.cells]
+def content(nb) -> dict:
+    """What ``check`` compares: the notebook's metadata and each cell's type, id, source,
+    metadata, outputs and execution count, as parsed (how nbformat lays out the JSON, its
+    version and key order, does not count). Outputs other than the roadmap's come from the
+    recorded notebook; strict nbval checks that a fresh run prints them."""
+    fields = ("cell_type", "id", "source", "metadata", "outputs", "execution_count")
+    return {
+        "metadata": nb.metadata,
+        "cells": [{field: cell.get(field) for field in fields} for cell in nb.cells],
+    }
 
 
 def build(
@@ -397,12 +427,12 @@ def build(
     """Write (or, with ``check``, compare) the translated notebooks; returns the stale ones."""
     stale = []
     for notebook in notebooks or notebook_paths():
-        nb, _ = build_notebook(notebook, folder)
+        nb, _behind = build_notebook(notebook, folder)
         target = translated_path(notebook, folder)
         current = nbformat.read(target, as_version=4) if target.exists() else None
-        if current is not None and sources(current) == sources(nb):
+        if current is not None and content(current) == content(nb):
             continue
-        stale.append(str(target.relative_to(REPO)))
+        stale.append(shown(target))
         if not check:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, target)
@@ -443,9 +473,13 @@ def read_library(path: Path) -> Catalog | None:
 
 
 def write_library(catalog: Catalog, path: Path) -> bool:
-    """Write the library catalog (Babel's writer; no line wrapping); True if it changed."""
+    """Write the library catalog (Babel's writer; no line wrapping); True if it changed.
+
+    No source locations and the entries sorted by their English: moving code from one line or
+    file to another changes nothing here (``lib-export`` says where each message is).
+    """
     buffer = io.BytesIO()
-    write_po(buffer, catalog, width=0, include_previous=True, sort_output=False)
+    write_po(buffer, catalog, width=0, include_previous=True, no_location=True, sort_output=True)
     data = _stable_header(buffer.getvalue())
     if path.exists() and path.read_bytes() == data:
         return False
@@ -481,14 +515,39 @@ def library_catalog_path(folder: str = "zh_CN") -> Path:
     return LOCALE / folder / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-def library_update(folder: str = "zh_CN") -> Catalog:
-    """Babel's own update: the library's messages, matched by their English."""
-    path = library_catalog_path(folder)
-    catalog = read_library(path) or new_catalog(folder, DOMAIN)
-    catalog.update(library_template(folder), no_fuzzy_matching=False, update_header_comment=False)
+def library_updated(folder: str = "zh_CN", template: Catalog | None = None) -> Catalog:
+    """Babel's own update: the library's messages, matched by their English (nothing written)."""
+    catalog = read_library(library_catalog_path(folder)) or new_catalog(folder, DOMAIN)
+    template = template or library_template(folder)
+    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False)
     catalog.obsolete.clear()
-    write_library(catalog, path)
     return catalog
+
+
+def library_update(folder: str = "zh_CN") -> Catalog:
+    """Bring the library catalog up to date with the library's messages, and write it."""
+    catalog = library_updated(folder)
+    write_library(catalog, library_catalog_path(folder))
+    return catalog
+
+
+def library_entries(catalog: Catalog | None) -> dict:
+    """What a library catalog means: (context, English) -> translation, fuzzy flag, previous
+    English and extracted comments (Babel's parse; header dates and layout do not count)."""
+
+    def text(value):
+        return tuple(value) if isinstance(value, (list, tuple)) else value
+
+    return {
+        (m.context, text(m.id)): (
+            text(m.string),
+            m.fuzzy,
+            tuple(m.previous_id or ()),
+            tuple(m.auto_comments),
+        )
+        for m in (catalog or [])
+        if m.id
+    }
 
 
 def library_export(path: Path, folder: str = "zh_CN", everything: bool = False) -> int:
@@ -496,13 +555,18 @@ def library_export(path: Path, folder: str = "zh_CN", everything: bool = False) 
     import json
 
     catalog = read_library(library_catalog_path(folder)) or new_catalog(folder, DOMAIN)
+    # The catalog stores no locations: a fresh extraction says where each message is now.
+    template = library_template(folder)
     rows = [
         {
             "msgid": m.id,
             "msgctxt": m.context,
             "msgstr": m.string if m.string else "",
             "fuzzy": m.fuzzy,
-            "where": [f"{f}:{n}" for f, n in m.locations],
+            "where": [
+                f"{file}:{line}"
+                for file, line in getattr(template.get(m.id, context=m.context), "locations", [])
+            ],
         }
         for m in catalog
         if m.id and isinstance(m.id, str) and (everything or not m.string or m.fuzzy)
@@ -540,7 +604,7 @@ def compiled(folder: str = "zh_CN") -> bytes:
     """The .mo of the library catalog (fuzzy entries left out, as msgfmt leaves them)."""
     catalog = read_library(library_catalog_path(folder)) or new_catalog(folder, DOMAIN)
     # Babel writes the catalog's dates into the .mo header and takes "now" where the .po has
-    # none: a fixed date makes the same .po compile to the same bytes (the freshness test).
+    # none: a fixed date makes the same .po compile to the same bytes with one Babel release.
     fixed = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
     catalog.creation_date = catalog.revision_date = fixed
     buffer = io.BytesIO()
@@ -548,15 +612,41 @@ def compiled(folder: str = "zh_CN") -> bytes:
     return buffer.getvalue()
 
 
+#: Header fields a compiler writes about itself and the time of compiling: not the catalog's
+#: meaning (Babel 2.19 writes ``Generated-By: Babel 2.19.0`` where 2.18 wrote 2.18.0).
+TOOL_HEADERS = frozenset({"generated-by", "pot-creation-date", "po-revision-date"})
+
+
+def mo_meaning(data: bytes) -> tuple[dict[str, str], dict]:
+    """What gettext reads from a compiled catalog: its header (``GNUTranslations.info()``, less
+    :data:`TOOL_HEADERS`) and every message, (context, English) -> translation (Babel's
+    ``read_mo``; a plural message's forms as tuples)."""
+    import gettext
+
+    from babel.messages.mofile import read_mo
+
+    header = gettext.GNUTranslations(io.BytesIO(data)).info()
+
+    def text(value):
+        return tuple(value) if isinstance(value, (list, tuple)) else value
+
+    messages = {(m.context, text(m.id)): text(m.string) for m in read_mo(io.BytesIO(data)) if m.id}
+    return {k: v for k, v in header.items() if k not in TOOL_HEADERS}, messages
+
+
 def compile_all(check: bool = False) -> list[str]:
+    """Compile every library catalog whose .mo means something else than its .po (with
+    ``check``, only list them): the same messages compiled by another Babel release are fresh,
+    and the .mo is left as it is."""
     stale = []
     for folder in LANGUAGES:
         path = library_catalog_path(folder).with_suffix(".mo")
         data = compiled(folder)
-        if not path.exists() or path.read_bytes() != data:
-            stale.append(str(path.relative_to(REPO)))
-            if not check:
-                path.write_bytes(data)
+        if path.exists() and mo_meaning(path.read_bytes()) == mo_meaning(data):
+            continue
+        stale.append(shown(path))
+        if not check:
+            path.write_bytes(data)
     return stale
 
 
@@ -594,7 +684,7 @@ def check(folder: str = "zh_CN") -> list[str]:
             != key
         ):
             problems.append(
-                f"{catalog_path(notebook, folder).relative_to(REPO)} is behind its notebook: run `python tools/i18n.py update`"
+                f"{shown(catalog_path(notebook, folder))} is behind its notebook: run `python tools/i18n.py update`"
             )
     for name in complete_list(folder):
         s = catalog_status(resolve(name), folder)
@@ -604,6 +694,11 @@ def check(folder: str = "zh_CN") -> list[str]:
                 f" and {s.untranslated} untranslated entries: translate them (python tools/i18n.py"
                 f" export {name} FILE, then import) or take it off the list"
             )
+    path = library_catalog_path(folder)
+    if library_entries(read_library(path)) != library_entries(library_updated(folder)):
+        problems.append(
+            f"{shown(path)} is behind the library: run `python tools/i18n.py lib-update`"
+        )
     problems += [
         f"{p} is stale: run `python tools/i18n.py build`" for p in build(folder=folder, check=True)
     ]

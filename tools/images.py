@@ -6,7 +6,10 @@ folding of every notebook.
     python tools/images.py --check         # change nothing; exit 1 and list what is stale
 
 Idempotent: a second run changes no byte. Diagrams come from ``transformer_course.diagrams``
-(SVG + PNG for the six diagrams, PNG for the roadmap strips; byte-stable). Each notebook gets
+(SVG + PNG for the six diagrams, PNG for the roadmap strips; byte-stable for one matplotlib).
+A picture counts as changed only when what it shows changed (``diagrams.base.same_picture``
+compares the meaning ``render`` writes into each file), so another matplotlib release, which
+rasterises the same figure with other bytes, neither rewrites images/ nor fails ``--check``. Each notebook gets
 one *code* cell right after its setup cell (the first code cell, which installs the library in
 Colab) that shows its roadmap strip and its topic's diagram (``diagrams.TOPIC_DIAGRAMS``) with
 ``diagrams.show_roadmap``: the picture is a stored cell output, so it shows in an offline JupyterLab,
@@ -38,7 +41,8 @@ from course_sections import fold  # noqa: E402
 from nbtool import colab_badge  # noqa: E402
 
 from transformer_course.diagrams import NOTEBOOKS, TOPIC_DIAGRAMS, all_diagrams  # noqa: E402
-from transformer_course.diagrams.base import render  # noqa: E402
+from transformer_course.diagrams.base import render, same_picture  # noqa: E402
+from transformer_course.i18n import in_language  # noqa: E402
 
 IMAGES = REPO / "images"
 NOTEBOOK_DIR = REPO / "notebooks"
@@ -73,7 +77,7 @@ def roadmap_source(number: str) -> str:
         lines = [
             f"# You are here: {number} · {NOTEBOOKS[number]}, among the course's 16 notebooks."
         ]
-    for _, caption in TOPIC_DIAGRAMS.get(number, ()):
+    for _name, caption in TOPIC_DIAGRAMS.get(number, ()):
         lines.append(f"# Below it, this notebook's diagram: {caption}.")
     return "\n".join(
         [
@@ -101,6 +105,28 @@ def roadmap_outputs(number: str, drawn: dict[str, bytes]) -> list:
     ]
 
 
+def same_outputs(first: list, second: list) -> bool:
+    """True when two cells' outputs show the same thing: PNG pictures compared by meaning
+    (``same_picture``: another matplotlib release draws the same diagram with other bytes),
+    everything else exactly."""
+    if len(first) != len(second):
+        return False
+    for a, b in zip(first, second):
+        a_png, b_png = a.get("data", {}).get("image/png"), b.get("data", {}).get("image/png")
+        if (a_png is None) != (b_png is None):
+            return False
+        if a_png is not None and not same_picture(base64.b64decode(a_png), base64.b64decode(b_png)):
+            return False
+        if _without_png(a) != _without_png(b):
+            return False
+    return True
+
+
+def _without_png(output) -> dict:
+    data = {k: v for k, v in output.get("data", {}).items() if k != "image/png"}
+    return {**output, "data": data} if "data" in output else dict(output)
+
+
 def is_roadmap(cell) -> bool:
     return (cell.cell_type == "code" and cell.source.startswith(MARKER)) or (
         cell.cell_type == "markdown" and cell.source.startswith(OLD_MARKER)
@@ -116,7 +142,11 @@ def refresh_roadmap(nb, number: str, drawn: dict[str, bytes] | None = None) -> b
     found = [i for i, c in enumerate(nb.cells) if is_roadmap(c)]
     if found == [setup + 1]:
         cell = nb.cells[setup + 1]
-        if cell.cell_type == "code" and cell.source == source and cell.outputs == outputs:
+        if (
+            cell.cell_type == "code"
+            and cell.source == source
+            and same_outputs(cell.outputs, outputs)
+        ):
             return False
     cell = nbformat.v4.new_code_cell(source)
     cell.outputs = outputs
@@ -146,7 +176,7 @@ def number_executions(nb) -> bool:
 def refresh_badge(nb, name: str) -> bool:
     """The first cell's Colab link as ``tools/nbtool.py`` writes it; True when it changed."""
     first = nb.cells[0]
-    new = OLD_BADGE.sub(lambda _: colab_badge(name), first.source)
+    new = OLD_BADGE.sub(lambda _match: colab_badge(name), first.source)
     changed, first.source = new != first.source, new
     return changed
 
@@ -174,12 +204,14 @@ def number_cells(nb) -> bool:
 
 
 def diagram_files() -> dict[str, bytes]:
-    """Every file images/ must hold, name -> bytes."""
+    """Every file images/ must hold, name -> bytes: the English pictures, whatever language the
+    environment chooses (``tools/i18n.py build`` draws the Chinese roadmaps of notebooks/zh/)."""
     files = {}
-    for stem, draw in all_diagrams().items():
-        fig = draw()
-        for fmt in ROADMAP_FORMATS if stem.startswith("roadmap_") else FORMATS:
-            files[f"{stem}.{fmt}"] = render(fig, fmt)
+    with in_language("en"):
+        for stem, draw in all_diagrams().items():
+            fig = draw()
+            for fmt in ROADMAP_FORMATS if stem.startswith("roadmap_") else FORMATS:
+                files[f"{stem}.{fmt}"] = render(fig, fmt)
     return files
 
 

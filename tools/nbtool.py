@@ -17,7 +17,9 @@ the Colab badge and install placeholders, the folding of every "Going deeper" se
 ``tools/course_sections.py``; ``build`` and ``run`` fold too), and a fresh-kernel run under the
 reproducibility pins. Execution runs in ``notebooks/``
 with the environment's ``python3`` kernel — the same one nbval uses — so the
-stored outputs are what ``make test`` will see. Cell ids are made stable so
+stored outputs are what ``make test`` will see; it goes through the library's one notebook
+runner (``transformer_course.exercises.notebook_runner``), as ``check --run``, ``grade`` and
+the Colab stage do. Cell ids are made stable so
 re-running a notebook changes only what really changed.
 """
 
@@ -31,14 +33,14 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
 from transformer_course import REPOSITORY  # noqa: E402
-from transformer_course.device import reproducible_cpu_environment  # noqa: E402
+from transformer_course.exercises.notebook_runner import run_notebook  # noqa: E402
 from transformer_course.i18n import STRICT_ENVIRONMENT  # noqa: E402
-from transformer_course.notebook import clear_outputs, colab_install_command  # noqa: E402
+from transformer_course.machine import reproducible_cpu_environment  # noqa: E402
+from transformer_course.notebook import colab_install_command  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
 from course_sections import check_folding, fold, split_headings  # noqa: E402
@@ -114,24 +116,12 @@ def normalise(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
 def execute(
     nb: nbformat.NotebookNode, timeout: int = 1800, folder: Path = REPO / "notebooks"
 ) -> nbformat.NotebookNode:
+    """Run ``nb`` in place, from cleared outputs, in ``folder`` (where nbval runs it: its own)."""
     # The same pinned CPU kernels and single thread as the test suite (see conftest.py), so
-    # the stored outputs are computed exactly as nbval recomputes them on any x86-64 machine.
-    for name, value in reproducible_cpu_environment().items():
-        os.environ.setdefault(name, value)
-    os.environ.setdefault(
-        STRICT_ENVIRONMENT, "1"
-    )  # a Chinese notebook never prints English feedback
-    clear_outputs(nb)
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(folder)}},  # where nbval runs it: its own folder
-    )
-    client.execute()
-    for cell in nb.cells:  # nbclient adds timing metadata; keep the files stable
-        cell.metadata.pop("execution", None)
-    return nb
+    # the stored outputs are computed exactly as nbval recomputes them on any x86-64 machine;
+    # strict i18n: a Chinese notebook never prints English feedback. Set variables win.
+    env = {**reproducible_cpu_environment(), STRICT_ENVIRONMENT: "1", **os.environ}
+    return run_notebook(nb, timeout=timeout, cwd=folder, env=env)
 
 
 def run(path: Path) -> float:

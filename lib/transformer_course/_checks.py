@@ -21,6 +21,13 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
+def _what(value: object) -> str:
+    """What was passed instead of integer token ids: a tensor's dtype, or the type of anything else."""
+    if isinstance(value, torch.Tensor):
+        return f"dtype {value.dtype}"
+    return f"{_kind(value)}, not a torch.Tensor"
+
+
 def integer(name: str, value: object, minimum: int | None = 1, maximum: int | None = None) -> int:
     """An int (not a bool) in ``minimum`` … ``maximum``; None leaves that side open."""
     if not isinstance(value, int) or isinstance(value, bool):
@@ -145,22 +152,17 @@ def tensor(
     return value
 
 
+#: The dtypes of token ids (``torch.long`` and the narrower integers, which are widened to it).
+INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+
+
 def token_ids(name: str, value: object, vocab_size: int, *, shape: str = "[B, T]") -> torch.Tensor:
     """A non-empty 2-D integer tensor of token ids in 0 … vocab_size − 1, as torch.long."""
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of token ids {shape}, got {_kind(value)}")
-    if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {value.dtype}")
-    if value.dim() != 2:
-        raise ValueError(
-            f"{name} must have shape {shape} (a batch of sequences), got {tuple(value.shape)}"
-        )
-    if value.shape[1] == 0:
-        raise ValueError(f"{name} is empty (T=0): give at least one token per row")
+    if not isinstance(value, torch.Tensor) or value.dtype not in INTEGER_DTYPES:
+        raise TypeError(f"{name} must hold integer token ids {shape}, got {_what(value)}")
+    if value.dim() != 2 or value.shape[1] == 0:
+        raise ValueError(f"{name} must have shape {shape} with T ≥ 1, got {tuple(value.shape)}")
     low, high = int(value.min()), int(value.max())
     if low < 0 or high >= vocab_size:
-        raise ValueError(
-            f"{name} holds token ids in [{low}, {high}] but the model's vocab_size is "
-            f"{vocab_size} (ids 0..{vocab_size - 1})"
-        )
+        raise ValueError(f"{name} has ids in [{low}, {high}] but vocab_size is {vocab_size}")
     return value.long()

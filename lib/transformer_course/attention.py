@@ -21,14 +21,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _checks as check
-from .i18n import _
 from .kv_cache import KVCache
-from .positional import apply_rope
+from .positional import apply_rope, check_rope_head_size
 
 __all__ = [
     "MultiHeadAttention",
     "attention_weights",
     "causal_mask",
+    "check_heads",
     "divide_by_temperature",
     "entropy",
     "merge_heads",
@@ -204,6 +204,39 @@ def attention_weights(
     return softmax(scores, dim=-1)  # (..., Tq, Tk)
 
 
+def _hide_future(mask, T: int, S: int, past: int, device) -> torch.Tensor:
+    """``mask`` (None, or boolean broadcastable to [..., T, S]) and, on top, the causal mask of T
+    queries that follow ``past`` cached tokens: the mask the fused kernel's ``is_causal`` cannot
+    build (06_mask; with a KV cache, 12_generation)."""
+    future = causal_mask(T, device, S=S, offset=past)  # (T, S)
+    return future if mask is None else mask & future  # (..., T, S)
+
+
+def check_heads(d_model: object, n_heads: object, n_kv_heads: object = None) -> int:
+    """The rules of attention heads (08_v_attention; grouped-query attention in 13_modern_blocks):
+    ``n_heads`` divides ``d_model``, so every head gets D = d_model // n_heads features, and
+    ``n_kv_heads`` (None: as many as ``n_heads``) divides ``n_heads``. Returns ``n_kv_heads``.
+    :class:`MultiHeadAttention` and ``GPTConfig`` both apply them."""
+    check.integer("d_model", d_model)
+    check.integer("n_heads", n_heads)
+    why = "so every head gets d_model // n_heads features"
+    check.divides("n_heads", n_heads, "d_model", d_model, why)
+    n_kv_heads = n_heads if n_kv_heads is None else check.integer("n_kv_heads", n_kv_heads)
+    why = "so each K/V head serves the same number of query heads"
+    check.divides("n_kv_heads", n_kv_heads, "n_heads", n_heads, why)
+    return n_kv_heads
+
+
+def _check_arguments(d_model, n_heads, n_kv_heads, dropout, bias, rope, rope_base) -> None:
+    """The clear errors of a :class:`MultiHeadAttention` built by hand."""
+    check_heads(d_model, n_heads, n_kv_heads)
+    check.probability("dropout", dropout)
+    check.boolean("bias", bias)
+    if check.boolean("rope", rope):
+        check_rope_head_size(d_model // n_heads)
+        check.number("rope_base", rope_base, above=1.0)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (introduced in 04_qkv, whose projections and head split it holds;
     complete with the weighted sum and W_O in 08_v_attention), with grouped-query (GQA/MQA) and cross-attention
@@ -212,6 +245,9 @@ class MultiHeadAttention(nn.Module):
     ``q_proj`` maps C -> C; ``k_proj`` and ``v_proj`` map C -> n_kv_heads · D, and each
     K/V head is shared by ``n_heads // n_kv_heads`` consecutive query heads;
     ``out_proj`` maps C -> C. ``dropout`` acts on the attention weights in training only.
+    ``validate=False`` skips the argument and input checks: a GPT's blocks pass it, because their
+    ``GPTConfig`` has checked the same rules once and ``GPT.forward`` checks the token ids (a
+    layer built by hand keeps both).
     """
 
     def __init__(
@@ -223,37 +259,17 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,
         rope: bool = False,
         rope_base: float = 10000.0,
+        *,
+        validate: bool = True,
     ) -> None:
         super().__init__()
-        check.integer("d_model", d_model)
-        check.integer("n_heads", n_heads)
-        check.divides(
-            "n_heads", n_heads, "d_model", d_model, "so every head gets d_model // n_heads features"
-        )
-        n_kv_heads = n_heads if n_kv_heads is None else check.integer("n_kv_heads", n_kv_heads)
-        check.divides(
-            "n_kv_heads",
-            n_kv_heads,
-            "n_heads",
-            n_heads,
-            "so each K/V head serves the same number of query heads",
-        )
-        check.probability("dropout", dropout)
-        check.boolean("bias", bias)
-        check.boolean("rope", rope)
-        head_dim = d_model // n_heads
-        if rope:
-            if head_dim % 2:
-                raise ValueError(
-                    _("rope needs an even head size d_model // n_heads, got {head_dim}").format(
-                        head_dim=head_dim
-                    )
-                )
-            check.number("rope_base", rope_base, above=1.0)
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        if validate:  # a GPT's blocks pass False: their GPTConfig has checked the same rules once
+            _check_arguments(d_model, n_heads, n_kv_heads, dropout, bias, rope, rope_base)
         self.d_model = d_model
         self.n_heads = n_heads
         self.n_kv_heads = n_kv_heads
-        self.head_dim = head_dim
+        self.head_dim = head_dim = d_model // n_heads
         self.dropout = float(dropout)
         self.rope = bool(rope)
         self.rope_base = float(rope_base)
@@ -261,9 +277,9 @@ class MultiHeadAttention(nn.Module):
         self.k_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias)  # (C -> Hkv·D)
         self.v_proj = nn.Linear(d_model, n_kv_heads * head_dim, bias=bias)  # (C -> Hkv·D)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # (H·D -> C)
-        # A direct call checks its inputs; a GPT turns this off in its layers, whose inputs
-        # come from the model itself after GPT.forward has checked the token ids.
-        self.check_inputs = True
+        # A layer built by hand checks each call's inputs; a GPT's layers (validate=False) see
+        # only what the model computed after GPT.forward has checked the token ids.
+        self.check_inputs = validate
 
     def extra_repr(self) -> str:
         extra = f", rope_base={self.rope_base}" if self.rope else ""
@@ -308,21 +324,26 @@ class MultiHeadAttention(nn.Module):
         # The fused kernel builds the plain causal mask itself; one new query sees every key.
         fused_causal = causal and mask is None and past == 0 and not return_weights
         if causal and not fused_causal and T > 1:
-            future = causal_mask(T, x.device, S=k.shape[2], offset=past)  # (T, S), 06_mask
-            mask = future if mask is None else mask & future  # (..., T, S)
+            mask = _hide_future(mask, T, k.shape[2], past, x.device)  # (..., T, S), 06_mask
         if return_weights:  # by hand, as 05–08 build it
-            weights = attention_weights(q, k, mask=mask)  # (B, H, T, S)
-            # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D), dropout on the weights in training
-            heads = F.dropout(weights, self.dropout, self.training) @ v
-        else:  # PyTorch's fused kernel: the same numbers, faster
-            weights = None
-            dropout_p = self.dropout if self.training else 0.0
-            # (B, H, T, D); the arguments after v: attn_mask, dropout_p, is_causal
-            heads = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, fused_causal)
-            if mask is not None:  # older PyTorch gives NaN for a query with no key; ours gives 0
-                heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
-        out = self.out_proj(heads.transpose(1, 2).reshape(B, T, C))  # (B, H, T, D) -> (B, T, C)
-        return (out, weights) if return_weights else out
+            return self._attend_by_hand(q, k, v, mask)  # (B, T, C), (B, H, T, S)
+        dropout_p = self.dropout if self.training else 0.0
+        # PyTorch's fused kernel: the same numbers, faster. (B, H, T, D); the arguments after v:
+        # attn_mask, dropout_p, is_causal
+        heads = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, fused_causal)
+        if mask is not None:  # older PyTorch gives NaN for a query with no key; ours gives 0
+            heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
+        return self.out_proj(heads.transpose(1, 2).reshape(B, T, C))  # (B, H, T, D) -> (B, T, C)
+
+    def _attend_by_hand(self, q, k, v, mask):
+        """``forward`` with ``return_weights=True``: softmax(Q Kᵀ / √D, masked) V written out,
+        as 05–08 build it. q [B, H, T, D], k and v [B, H, S, D] -> (out [B, T, C], weights
+        [B, H, T, S]); the weights are returned before dropout, which acts in training only."""
+        weights = attention_weights(q, k, mask=mask)  # (B, H, T, S)
+        # (B, H, T, S) @ (B, H, S, D) -> (B, H, T, D), dropout on the weights in training
+        heads = F.dropout(weights, self.dropout, self.training) @ v
+        # (B, H, T, D) -> (B, T, H, D) -> (B, T, C), and the weights (B, H, T, S)
+        return self.out_proj(heads.transpose(1, 2).flatten(2)), weights
 
     def _check_inputs(self, x, context, mask, causal, cache) -> None:
         """The clear errors of a direct call (a GPT's layers skip them: see ``check_inputs``)."""
@@ -347,7 +368,7 @@ class MultiHeadAttention(nn.Module):
                     f"context must have shape [B, S, {self.d_model}] with the same B as x "
                     f"{tuple(x.shape)}, got {tuple(context.shape)}"
                 )
-        B, T, _ = x.shape
+        B, T, _channels = x.shape
         past = 0 if cache is None else cache.length
         S = past + (T if context is None else context.shape[1])
         if mask is not None:

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .device import evaluating
+from .machine import evaluating
 
 __all__ = ["CausalityError", "CausalityReport", "check_causal"]
 

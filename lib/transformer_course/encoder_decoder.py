@@ -169,10 +169,12 @@ class EncoderDecoder(nn.Module):
         self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False)
         self.drop = nn.Dropout(c.dropout)
         self.encoder = nn.ModuleList(
-            EncoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers)
+            EncoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout)
+            for _layer in range(c.n_encoder_layers)
         )
         self.decoder = nn.ModuleList(
-            DecoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_decoder_layers)
+            DecoderBlock(c.d_model, c.n_heads, c.d_ff, c.dropout)
+            for _layer in range(c.n_decoder_layers)
         )
         self.lm_head = nn.Linear(c.d_model, c.vocab_size)  # (C -> V)
 
@@ -272,13 +274,13 @@ class EncoderDecoder(nn.Module):
     def cross_attention(self, src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         """The cross-attention weights of every decoder layer, [L, B, H, T, S] (rows sum to 1)."""
         memory = self.encode(src)  # (B, S, C)
-        _, maps = self.decode(tgt_in, memory, src, return_weights=True)  # (L, B, H, T, S)
+        _logits, maps = self.decode(tgt_in, memory, src, return_weights=True)  # (L, B, H, T, S)
         return maps
 
     def new_cache(self) -> list[KVCache]:
         """An empty self-attention cache per decoder layer, for ``decode(..., cache=...)``
         (12_generation). The cross-attention's keys and values are recomputed each step."""
-        return [KVCache() for _ in self.decoder]
+        return [KVCache() for _block in self.decoder]
 
     def _never_special(self, logits: torch.Tensor) -> torch.Tensor:
         """An answer never contains ``<pad>`` or ``<bos>``: rule them out. logits [..., V] -> [..., V]."""
@@ -376,7 +378,7 @@ class _NextAnswerLogits:
 
     def __call__(self, answers: torch.Tensor) -> torch.Tensor:
         """answers [K, t] -> logits [K, V] for the token after each."""
-        K, t = answers.shape
+        K, _length = answers.shape
         memory, src = self.memory.expand(K, -1, -1), self.src.expand(K, -1)  # (K, S, C), (K, S)
         if self.cache is None:
             logits = self.model.decode(answers, memory, src)  # (K, t, V)

@@ -27,15 +27,22 @@ _FUNCTIONS = {
 }
 
 
-def _activation(name: str):
-    return _FUNCTIONS[check.choice("activation", name, ACTIVATIONS)]
+def _check_arguments(d_model: object, d_ff: object, dropout: object, bias: object) -> None:
+    """The clear errors of a feed-forward network built by hand (a GPT's config checks them once);
+    ``d_ff=None`` is :class:`FeedForward`'s default width."""
+    check.integer("d_model", d_model)
+    if d_ff is not None:
+        check.integer("d_ff", d_ff)
+    check.probability("dropout", dropout)
+    check.boolean("bias", bias)
 
 
 class FeedForward(nn.Module):
     """FFN(x) = W2 · act(W1 x + b1) + b2, then dropout (introduced in 09_transformer_block).
 
     ``d_ff`` defaults to 4 · d_model (64 -> 256 -> 64 in the course). Input
-    [..., C] -> output [..., C].
+    [..., C] -> output [..., C]. ``validate=False`` skips the argument checks: a GPT passes it,
+    because its ``GPTConfig`` has checked the same rules once.
     """
 
     def __init__(
@@ -45,13 +52,15 @@ class FeedForward(nn.Module):
         activation: str = "relu",
         dropout: float = 0.0,
         bias: bool = True,
+        *,
+        validate: bool = True,
     ) -> None:
         super().__init__()
-        check.integer("d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else check.integer("d_ff", d_ff)
-        check.probability("dropout", dropout)
-        check.boolean("bias", bias)
-        self.act = _activation(activation)
+        if validate:  # a GPT passes False: its GPTConfig has checked the same rules once
+            _check_arguments(d_model, d_ff, dropout, bias)
+            check.choice("activation", activation, ACTIVATIONS)
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.act = _FUNCTIONS[activation]
         self.activation = activation
         self.up = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff)
         self.down = nn.Linear(d_ff, d_model, bias=bias)  # W2: (d_ff -> C)
@@ -70,15 +79,21 @@ class SwiGLU(nn.Module):
 
     No biases, as in LLaMA. With three matrices instead of two, ``d_ff`` is
     usually ⅔ of the plain FFN's 4 · d_model so the parameter count stays the same.
-    Input [..., C] -> output [..., C].
+    Input [..., C] -> output [..., C]. ``validate`` as in :class:`FeedForward`.
     """
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, bias: bool = False) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        bias: bool = False,
+        *,
+        validate: bool = True,
+    ) -> None:
         super().__init__()
-        check.integer("d_model", d_model)
-        check.integer("d_ff", d_ff)
-        check.probability("dropout", dropout)
-        check.boolean("bias", bias)
+        if validate:  # as in FeedForward; SwiGLU has no default width
+            _check_arguments(d_model, check.integer("d_ff", d_ff), dropout, bias)
         self.gate = nn.Linear(d_model, d_ff, bias=bias)  # W1: (C -> d_ff), goes through SiLU
         self.up = nn.Linear(d_model, d_ff, bias=bias)  # W3: (C -> d_ff), the value being gated
         self.down = nn.Linear(d_ff, d_model, bias=bias)  # W2: (d_ff -> C)

@@ -29,7 +29,7 @@ from torch import nn
 
 from . import _checks as check
 from .attention import divide_by_temperature
-from .device import evaluating
+from .machine import evaluating
 
 
 def _context_length(model: nn.Module) -> int | None:
@@ -136,7 +136,7 @@ def decode_loop(
     """
     out = idx  # (B, T)
     done = torch.zeros(idx.shape[0], dtype=torch.bool, device=idx.device)  # (B,)
-    for _ in range(max_new_tokens):
+    for _step in range(max_new_tokens):
         logits = step(out)  # (B, V)
         if torch.isnan(logits).any():
             raise ValueError(
@@ -176,7 +176,7 @@ def beam_search_loop(
     beams = prompt[None]  # (1, T) the kept continuations, prompt included
     scores = torch.zeros(1, dtype=score_dtype, device=prompt.device)  # (1,) their log-probabilities
     finished = torch.zeros(1, dtype=torch.bool, device=prompt.device)  # (1,)
-    for _ in range(max_new_tokens):
+    for _step in range(max_new_tokens):
         if bool(finished.all()):
             break
         live, done = (~finished).nonzero().flatten(), finished.nonzero().flatten()  # (Kl,), (Kf,)
@@ -312,7 +312,7 @@ def continuation_log_probs(
     if len(continuation) == 0:
         empty = torch.zeros(prompt_batch.shape[0], 0)  # (B, 0) nothing to score
         return empty[0] if single else empty
-    cont_batch, _ = _as_batch(continuation, "continuation")
+    cont_batch, _was_1d = _as_batch(continuation, "continuation")
     if cont_batch.shape[0] != prompt_batch.shape[0]:
         raise ValueError(
             f"prompt and continuation must have the same batch size, got {prompt_batch.shape[0]} and {cont_batch.shape[0]}"

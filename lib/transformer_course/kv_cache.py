@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from . import _checks as check
-from .device import evaluating, synchronize
+from .machine import evaluating, synchronize
 
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
@@ -92,7 +92,7 @@ class KVCache:
 def new_cache(n_layers: int) -> list[KVCache]:
     """An empty :class:`KVCache` for each of ``n_layers`` layers (12_generation)."""
     check.integer("n_layers", n_layers, 0)
-    return [KVCache() for _ in range(n_layers)]
+    return [KVCache() for _layer in range(n_layers)]
 
 
 def cache_bytes(
@@ -144,7 +144,7 @@ def decode_step_times(
             if p:  # fill the cache with p tokens (untimed)
                 model(ids[:, :p], cache=cache)
             rounds: dict[str, list[float]] = {"cached": [], "uncached": []}
-            for _ in range(repeats):
+            for _repeat in range(repeats):
                 start = time.perf_counter()
                 model(ids[:, p : p + 1], cache=cache)  # (1, 1, V) one new token after p cached
                 synchronize(device)

@@ -1,58 +1,183 @@
 """The tiny decoder-only GPT of the course (09_transformer_block, 10_logits_and_loss).
 
-Token embedding (+ positions) -> ``n_layers`` × :class:`Block` -> final norm -> a linear
+:class:`GPTConfig` first: every size and switch, checked once. Then the network built from it:
+token embedding (+ positions) -> ``n_layers`` × :class:`Block` -> final norm -> a linear
 layer to the vocabulary. The defaults are the sizes of the code that accompanies the decoder
 walk-through (SOURCES.md): context 16, d_model 64, 4 heads, 8 blocks, dropout 0.1; switches in
 :class:`GPTConfig` turn it into the LLaMA-style variants of 13_modern_blocks
-(RoPE, RMSNorm, SwiGLU, grouped-query attention).
+(RoPE, RMSNorm, SwiGLU, grouped-query attention). :data:`MODEL_PRESETS` and
+:func:`model_preset` are the model's half of the named recipes (11_training; the training half
+is ``train.PRESETS``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from . import _checks as check
-from .attention import MultiHeadAttention
-from .device import evaluating  # GPT.parameter_counts uses it; 11_training imports it from here
+from .attention import MultiHeadAttention, check_heads
 from .feedforward import FeedForward, SwiGLU
-from .gpt_config import (
-    EMBEDDING_SCALES,
-    FEEDFORWARDS,
-    NORMS,
-    PLACEMENTS,
-    POSITIONALS,
-    GPTConfig,
-)
 from .kv_cache import KVCache, new_cache
+from .machine import evaluating  # GPT.attention_maps uses it; 11_training imports it from here
 from .norm import LayerNorm, RMSNorm
-from .positional import sinusoidal_encoding
+from .positional import check_rope_head_size, check_sinusoidal_width, sinusoidal_encoding
 
 __all__ = [
-    "EMBEDDING_SCALES", "FEEDFORWARDS", "NORMS", "PLACEMENTS", "POSITIONALS", "GPTConfig", "Block",
-    "GPT", "evaluating", "make_feedforward", "make_norm", "parameter_counts",
+    "EMBEDDING_SCALES", "FEEDFORWARDS", "NORMS", "PLACEMENTS", "POSITIONALS", "MODEL_PRESETS",
+    "GPTConfig", "Block", "GPT", "evaluating", "make_feedforward", "make_norm", "model_preset",
+    "parameter_counts",
 ]  # fmt: skip
+
+POSITIONALS = ("sinusoidal", "learned", "rope", "none")
+NORMS = ("layernorm", "rmsnorm")
+FEEDFORWARDS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
+PLACEMENTS = ("pre", "post")
+EMBEDDING_SCALES = ("sqrt_d_model", "none")
+
+
+@dataclass
+class GPTConfig:
+    """Everything that defines a :class:`GPT` (introduced in 09_transformer_block).
+
+    ``vocab_size`` is the number of rows of the embedding table (max token id + 1).
+    The switches: ``positional`` ("sinusoidal" table added to the embeddings, "learned"
+    table, "rope" rotations inside attention, or "none": only the causal mask tells order), ``norm`` ("layernorm" | "rmsnorm"),
+    ``feedforward`` ("relu" | "gelu" | "gelu_tanh" (GPT-2's tanh-approximate GELU) | "silu" |
+    "swiglu"), ``d_ff`` (hidden width;
+    default 4 · d_model, or ⌈8/3 · d_model⌉ for SwiGLU, which keeps the parameter count),
+    ``n_kv_heads`` (fewer K/V heads = grouped-query attention; None = n_heads),
+    ``norm_placement`` ("pre": norm before each sub-layer, as GPT-2 and the course;
+    "post": after the residual add, as the 2017 paper), ``tie_weights`` (the output
+    layer reuses the embedding table), ``bias`` (biases in the linear layers), ``norm_eps``
+    (the epsilon of every norm; None keeps each norm's default: LayerNorm 1e-5, RMSNorm 1e-6;
+    GPT-2 and LLaMA-2/3 use 1e-5), ``rope_base`` (RoPE's base; LLaMA-2 10,000, LLaMA-3 500,000)
+    and ``embedding_scale`` (11_training): "sqrt_d_model" multiplies the token vectors by
+    √d_model, as the 2017 paper does, and draws the table at std 1/√(2·d_model), so a token
+    vector starts at RMS 1/√2, the sinusoidal table's own, instead of 36× below it; "none" is
+    GPT-2's plain lookup at std 0.02 (pretrained GPT-2/LLaMA, and checkpoints saved before this
+    field existed: the ``legacy`` value that ``checkpoint`` fills in when a stored config lacks it).
+    """
+
+    vocab_size: int
+    context_length: int = 16
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 8
+    dropout: float = 0.1
+    positional: str = "sinusoidal"
+    norm: str = "layernorm"
+    feedforward: str = "relu"
+    d_ff: int | None = None
+    n_kv_heads: int | None = None
+    norm_placement: str = "pre"
+    tie_weights: bool = True
+    bias: bool = True
+    norm_eps: float | None = None
+    rope_base: float = 10000.0
+    embedding_scale: str = field(default="sqrt_d_model", metadata={"legacy": "none"})
+
+    def __post_init__(self) -> None:
+        """Every rule, checked once here: the layers a GPT builds from this config skip their own."""
+        minimums = {"vocab_size": 2, "context_length": 1, "n_layers": 0}
+        for name, minimum in minimums.items():
+            check.integer(name, getattr(self, name), minimum)
+        check_heads(self.d_model, self.n_heads, self.n_kv_heads)
+        check.probability("dropout", self.dropout)
+        for name, choices in {
+            "positional": POSITIONALS,
+            "norm": NORMS,
+            "feedforward": FEEDFORWARDS,
+            "norm_placement": PLACEMENTS,
+            "embedding_scale": EMBEDDING_SCALES,
+        }.items():
+            check.choice(name, getattr(self, name), choices)
+        if self.positional == "sinusoidal":
+            check_sinusoidal_width(self.d_model)
+        if self.positional == "rope":
+            check_rope_head_size(self.head_size)
+        if self.d_ff is not None:
+            check.integer("d_ff", self.d_ff)
+        check.boolean("tie_weights", self.tie_weights)
+        check.boolean("bias", self.bias)
+        if self.norm_eps is not None:
+            check.number("norm_eps", self.norm_eps, above=0.0)
+        check.number("rope_base", self.rope_base, above=1.0)
+
+    @property
+    def head_size(self) -> int:
+        """D = d_model // n_heads."""
+        return self.d_model // self.n_heads
+
+    @property
+    def embedding_multiplier(self) -> float:
+        """What :meth:`GPT.embed` multiplies the token vectors by: √d_model, or 1 for "none"."""
+        return math.sqrt(self.d_model) if self.embedding_scale == "sqrt_d_model" else 1.0
+
+    @property
+    def embedding_init_std(self) -> float:
+        """The token table's initial std: 1/√(2·d_model) for "sqrt_d_model" (× √d_model gives
+        RMS 1/√2, the sinusoidal table's), GPT-2's 0.02 for "none"."""
+        return 1 / math.sqrt(2 * self.d_model) if self.embedding_scale == "sqrt_d_model" else 0.02
+
+    @property
+    def hidden_size(self) -> int:
+        """The feed-forward network's hidden width (``d_ff`` or its default)."""
+        if self.d_ff is not None:
+            return self.d_ff
+        return math.ceil(8 * self.d_model / 3) if self.feedforward == "swiglu" else 4 * self.d_model
+
+
+#: The ``GPTConfig`` arguments (all but ``vocab_size``) that go with each recipe. The seed's
+#: sizes and its sinusoidal table throughout: GPTConfig's default ``embedding_scale`` puts the
+#: token vectors at the table's scale (11_training measures why that matters).
+MODEL_PRESETS: dict[str, dict[str, Any]] = {
+    "seed": {"context_length": 16, "d_model": 64, "n_heads": 4, "n_layers": 8, "dropout": 0.1},
+    "cpu-demo": {
+        "context_length": 16,
+        "d_model": 64,
+        "n_heads": 4,
+        "n_layers": 8,
+        "dropout": 0.1,
+        "positional": "sinusoidal",
+    },
+    "gpu": {
+        "context_length": 64,
+        "d_model": 128,
+        "n_heads": 8,
+        "n_layers": 8,
+        "dropout": 0.2,
+        "positional": "sinusoidal",
+    },
+}
+
+
+def model_preset(name: str, vocab_size: int, **overrides: Any) -> GPTConfig:
+    """The ``GPTConfig`` of recipe ``name`` for ``vocab_size`` tokens (fields in ``overrides`` win)."""
+    if name not in MODEL_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(MODEL_PRESETS)}, got {name!r}")
+    return GPTConfig(vocab_size=vocab_size, **{**MODEL_PRESETS[name], **overrides})
 
 
 def make_norm(config: GPTConfig) -> nn.Module:
     """The normalisation layer the config asks for, over d_model features."""
     norm = LayerNorm if config.norm == "layernorm" else RMSNorm
     # None keeps each class's own default eps (LayerNorm 1e-5, RMSNorm 1e-6).
-    return (
-        norm(config.d_model) if config.norm_eps is None else norm(config.d_model, config.norm_eps)
-    )
+    eps = {} if config.norm_eps is None else {"eps": config.norm_eps}
+    return norm(config.d_model, **eps, validate=False)  # the config has checked both
 
 
 def make_feedforward(config: GPTConfig) -> nn.Module:
     """The feed-forward network the config asks for (its dropout is the residual dropout)."""
+    C, hidden, dropout, bias = config.d_model, config.hidden_size, config.dropout, config.bias
     if config.feedforward == "swiglu":
-        return SwiGLU(config.d_model, config.hidden_size, dropout=config.dropout, bias=config.bias)
-    return FeedForward(
-        config.d_model, config.hidden_size, config.feedforward, config.dropout, bias=config.bias
-    )
+        return SwiGLU(C, hidden, dropout, bias, validate=False)  # the config has checked them
+    return FeedForward(C, hidden, config.feedforward, dropout, bias, validate=False)
 
 
 class Block(nn.Module):
@@ -76,6 +201,7 @@ class Block(nn.Module):
             bias=config.bias,
             rope=config.positional == "rope",
             rope_base=config.rope_base,
+            validate=False,  # GPTConfig has checked these rules once, for every block
         )
         self.attn_dropout = nn.Dropout(config.dropout)  # on the attention branch before the add
         self.norm2 = make_norm(config)
@@ -123,7 +249,7 @@ class GPT(nn.Module):
                 "positional_table", sinusoidal_encoding(config.context_length, C), persistent=False
             )
         self.dropout = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.blocks = nn.ModuleList(Block(config) for _layer in range(config.n_layers))
         # Post-norm blocks already end with a norm; pre-norm leaves the residual stream unnormalised.
         self.final_norm = make_norm(config) if config.norm_placement == "pre" else nn.Identity()
         self.lm_head = nn.Linear(C, config.vocab_size, bias=False)  # (C -> V)
@@ -135,11 +261,6 @@ class GPT(nn.Module):
                 nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * max(config.n_layers, 1)))
         if config.tie_weights:
             self.lm_head.weight = self.token_embedding.weight  # one (V, C) tensor, two uses
-        for layer in self.modules():
-            # GPT.forward checks the token ids; the layers inside only see what the model
-            # computed, so they skip the checks a learner's direct call gets.
-            if hasattr(layer, "check_inputs"):
-                layer.check_inputs = False
 
     def forward(self, idx, targets=None, *, cache=None, start_pos=None):
         """idx [B, T] (T ≤ context_length) -> (logits [B, T, V], loss or None).
@@ -208,7 +329,7 @@ class GPT(nn.Module):
                 "the model has no blocks (n_layers=0), so there is no attention to show"
             )
         with evaluating(self):
-            _, maps = self._blocks_forward(idx, return_attention=True)
+            _normed, maps = self._blocks_forward(idx, return_attention=True)
         return torch.stack(maps)  # L × (B, H, T, T) -> (L, B, H, T, T)
 
     def num_parameters(self) -> int:
@@ -227,17 +348,13 @@ class GPT(nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=std)
 
     def _check_ids(self, name: str, ids: object, start: int = 0, like=None) -> torch.Tensor:
-        if like is not None and isinstance(ids, torch.Tensor) and ids.shape != like.shape:
-            raise ValueError(
-                f"{name} must have the same shape as idx {tuple(like.shape)}, got {tuple(ids.shape)}"
-            )
+        """The model's entry check, the only one on its forward pass: token ids [B, T] (the shape
+        of ``like``, if given) that fit into the context after ``start`` cached tokens."""
         ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
+        if like is not None and ids.shape != like.shape:
+            raise ValueError(f"{name} must have the same shape as idx, {tuple(like.shape)}")
         if start + ids.shape[1] > self.config.context_length:
-            after = f" after start_pos={start} cached ones" if start else ""
-            raise ValueError(
-                f"{name} has T={ids.shape[1]} tokens{after} but the model's context_length is "
-                f"{self.config.context_length}: keep the last ones (generate.generate crops for you)"
-            )
+            raise ValueError(_too_long(name, ids.shape[1], start, self.config.context_length))
         return ids
 
     def _cache_position(self, cache: object, start_pos: object) -> int:
@@ -262,6 +379,14 @@ class GPT(nn.Module):
                 "feed each token once, in order"
             )
         return cached
+
+
+def _too_long(name: str, T: int, cached: int, context_length: int) -> str:
+    after = f" after {cached} cached ones" if cached else ""
+    return (
+        f"{name} has T={T} tokens{after} but the model's context_length is {context_length}: "
+        "keep the last ones (generate.generate crops for you)"
+    )
 
 
 def parameter_counts(model: GPT) -> dict[str, int]:

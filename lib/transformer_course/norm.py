@@ -52,15 +52,18 @@ class LayerNorm(nn.Module):
 
     with the biased variance (divide by d), as in seed 004 and ``torch.nn.LayerNorm``
     (see :func:`layer_norm` for the formula as code). Input [..., C] -> output [..., C], C = d.
+    ``validate=False`` skips the argument and input checks (a GPT's norms: its config has
+    checked the arguments, ``GPT.forward`` the token ids).
     """
 
-    def __init__(self, d: int, eps: float = 1e-5) -> None:
+    def __init__(self, d: int, eps: float = 1e-5, *, validate: bool = True) -> None:
         super().__init__()
-        _check_dims(d, eps)
+        if validate:  # a GPT passes False: its GPTConfig has checked d_model and norm_eps
+            _check_dims(d, eps)
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))  # (C,) gain γ, starts as "no change"
         self.bias = nn.Parameter(torch.zeros(d))  # (C,) shift β
-        self.check_inputs = True  # a GPT turns it off in its layers (GPT.forward checks the ids)
+        self.check_inputs = validate  # a GPT's norms skip it: GPT.forward checks the ids
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.check_inputs:
@@ -78,15 +81,16 @@ class RMSNorm(nn.Module):
 
     No mean is subtracted and there is no bias. ``eps`` sits *inside* the square
     root, as in ``torch.nn.RMSNorm`` and LLaMA (seed 001 writes it outside).
-    Input [..., C] -> output [..., C], C = d.
+    Input [..., C] -> output [..., C], C = d. ``validate`` as in :class:`LayerNorm`.
     """
 
-    def __init__(self, d: int, eps: float = 1e-6) -> None:
+    def __init__(self, d: int, eps: float = 1e-6, *, validate: bool = True) -> None:
         super().__init__()
-        _check_dims(d, eps)
+        if validate:  # a GPT passes False: its GPTConfig has checked d_model and norm_eps
+            _check_dims(d, eps)
         self.d, self.eps = d, float(eps)
         self.weight = nn.Parameter(torch.ones(d))  # (C,) gain γ
-        self.check_inputs = True  # a GPT turns it off in its layers (GPT.forward checks the ids)
+        self.check_inputs = validate  # a GPT's norms skip it: GPT.forward checks the ids
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.check_inputs:

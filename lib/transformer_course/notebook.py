@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .device import pick_device, seed_everything
 from .i18n import _, language
 from .i18n import set_language as set_language  # the learner's switch, beside setup_notebook
+from .machine import pick_device, seed_everything
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,12 @@ def setup_notebook(
     Chinese notebooks pass ``lang="zh"``). ``None`` leaves it to the environment variable
     ``TRANSFORMER_COURSE_LANG`` (English when unset); :func:`set_language` changes it later.
     """
+    # First: a wrong lang, or a wrong TRANSFORMER_COURSE_LANG when lang is None, fails before
+    # anything else changes.
     if lang is not None:
-        set_language(lang)  # first: a wrong lang fails before anything else changes
+        set_language(lang)
+    else:
+        language()
     seed_everything(seed)
     torch.set_printoptions(precision=4, sci_mode=False, linewidth=110)
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
@@ -150,11 +154,3 @@ def environment_checks():
     import pandas as pd
 
     return pd.DataFrame(_package_rows() + _data_rows())
-
-
-def clear_outputs(notebook) -> None:
-    """Empty every code cell's outputs and execution count of an nbformat ``notebook``, in place:
-    what a fresh kernel starts from (``tools/nbtool.py`` runs, a teacher's ``grade``)."""
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None

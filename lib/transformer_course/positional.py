@@ -8,20 +8,36 @@ from . import _checks as check
 from .i18n import _
 
 
-def _check_size(name: str, value: object, even: bool = False) -> int:
-    check.integer(name, value)
-    if even and value % 2:
+def check_sinusoidal_width(d_model: int) -> int:
+    """The rule of the sinusoidal table (03_positional_encoding): features come in sin/cos pairs,
+    so ``d_model`` must be even. :func:`sinusoidal_encoding` and ``GPTConfig`` both apply it."""
+    if d_model % 2:
         raise ValueError(
-            f"{name} must be even (sin/cos come in pairs), got {value}; try {value + 1}"
+            f"the sinusoidal table needs an even d_model (sin/cos come in pairs), got {d_model}; "
+            f"try {d_model + 1}"
         )
-    return value
+    return d_model
+
+
+def check_rope_head_size(head_size: int) -> int:
+    """The rule of RoPE (13_modern_blocks): it rotates pairs of features, so the head size
+    D = d_model // n_heads must be even. :func:`apply_rope`, ``MultiHeadAttention(rope=True)``
+    and ``GPTConfig(positional="rope")`` all apply it."""
+    if head_size % 2:
+        raise ValueError(
+            _(
+                "RoPE needs an even head size D = d_model // n_heads (it rotates pairs of "
+                "features); got D={head_size}"
+            ).format(head_size=head_size)
+        )
+    return head_size
 
 
 def sinusoidal_encoding(context_length: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     """The table of "Attention is all you need": PE(pos, 2i) = sin(pos / base^(2i/C)),
     PE(pos, 2i+1) = cos(pos / base^(2i/C)). Returns [T, C] (float32)."""
-    _check_size("context_length", context_length)
-    _check_size("d_model", d_model, even=True)
+    check.integer("context_length", context_length)
+    check_sinusoidal_width(check.integer("d_model", d_model))
     check.number("base", base, above=1.0)
     positions = torch.arange(context_length, dtype=torch.float64)[:, None]  # (T, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (C/2,)
@@ -37,7 +53,7 @@ def rope_angles(positions: torch.Tensor, head_dim: int, base: float = 10000.0) -
 
     ``positions`` is [T]; returns [T, D/2] in float64 so that long contexts keep precision.
     """
-    _check_size("head_dim", head_dim, even=True)
+    check_rope_head_size(check.integer("head_dim", head_dim))
     check.number("base", base, above=1.0)
     inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)  # (D/2,)
     return positions.to(torch.float64)[:, None] * inv_freq.to(positions.device)  # (T, D/2)
@@ -56,13 +72,6 @@ def apply_rope(
     """
     check.tensor("x", x, 2, shape="[..., T, D] (at least 2 dims)")
     seq_len, head_dim = x.shape[-2], x.shape[-1]
-    if head_dim % 2:
-        raise ValueError(
-            _(
-                "the last dimension of x (head size D) must be even for RoPE, "
-                "which rotates pairs of features; got D={head_dim}"
-            ).format(head_dim=head_dim)
-        )
     if positions is None:
         positions = torch.arange(seq_len, device=x.device)  # (T,)
     elif not isinstance(positions, torch.Tensor):

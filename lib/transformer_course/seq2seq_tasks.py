@@ -201,6 +201,6 @@ def exact_match(model: EncoderDecoder, batch: Seq2SeqBatch, beam_width: int | No
     if beam_width is None:
         out = model.greedy_decode(src, max_new_tokens=steps)  # (B, 1 + n)
     else:
-        out, _ = model.beam_decode(src, beam_width=beam_width, max_new_tokens=steps)  # (B, 1 + n)
+        out = model.beam_decode(src, beam_width=beam_width, max_new_tokens=steps)[0]  # (B, 1 + n)
     predictions = [decode_tokens(row[1:]) for row in out.cpu()]
     return sum(p == a for p, a in zip(predictions, batch.answers)) / len(predictions)

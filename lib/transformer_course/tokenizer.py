@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import tiktoken
 
-from .corpus_source import data_dir
+from .machine import data_dir
 
 TIKTOKEN_ENV_VAR = "TIKTOKEN_CACHE_DIR"
 
@@ -73,7 +73,7 @@ def split_words(text: str) -> list[str]:
 
     ``"".join(split_words(text)) == text``; BPE learns from the non-whitespace runs (words).
     """
-    return ["".join(group) for _, group in itertools.groupby(text, key=str.isspace)]
+    return ["".join(group) for _is_space, group in itertools.groupby(text, key=str.isspace)]
 
 
 def spell(word: str) -> Word:
@@ -197,6 +197,21 @@ class BPE:
         return "".join(pieces)
 
 
+def _count_pairs(
+    word: list[str], index: int, freq: int, pairs: Counter[Pair], where: dict[Pair, set[int]]
+) -> None:
+    """Add the adjacent pairs of word type ``index`` (``freq`` times) to ``pairs`` and ``where``;
+    a negative ``freq`` takes them out again, before the word changes."""
+    for pair in zip(word, word[1:]):
+        pairs[pair] += freq
+        if freq > 0:
+            where[pair].add(index)
+            continue
+        if pairs[pair] == 0:
+            del pairs[pair]
+        where[pair].discard(index)
+
+
 def train_bpe(text: str, num_merges: int) -> BPE:
     """Learn ``num_merges`` BPE merges from ``text`` (the algorithm of seed 002, in 01_tokenization).
 
@@ -215,12 +230,10 @@ def train_bpe(text: str, num_merges: int) -> BPE:
     words: list[list[str]] = [list(w) for w in counted]  # word types, in first-seen order
     freqs: list[int] = list(counted.values())
     alphabet = list(dict.fromkeys(ch for w in counted for ch in w[:-1]))
-    pairs: Counter[Pair] = Counter()
-    where: dict[Pair, set[int]] = defaultdict(set)
+    pairs: Counter[Pair] = Counter()  # each adjacent pair's count in the text
+    where: dict[Pair, set[int]] = defaultdict(set)  # the word types that hold it
     for index, word in enumerate(words):
-        for pair in zip(word, word[1:]):
-            pairs[pair] += freqs[index]
-            where[pair].add(index)
+        _count_pairs(word, index, freqs[index], pairs, where)
 
     def first_seen(pair: Pair) -> tuple[int, int]:
         # Word types are in first-seen order, so the earliest one holding the pair holds its
@@ -237,18 +250,9 @@ def train_bpe(text: str, num_merges: int) -> BPE:
         best = tied[0] if len(tied) == 1 else min(tied, key=first_seen)
         merges.append(best)
         merge_counts.append(top)
-        for index in list(where[best]):
-            old = words[index]
-            freq = freqs[index]
-            for pair in zip(old, old[1:]):
-                pairs[pair] -= freq
-                if pairs[pair] == 0:
-                    del pairs[pair]
-                where[pair].discard(index)
-            new = list(merge_pair(tuple(old), best))
-            words[index] = new
-            for pair in zip(new, new[1:]):
-                pairs[pair] += freq
-                where[pair].add(index)
+        for index in list(where[best]):  # only the words that hold the merged pair change
+            _count_pairs(words[index], index, -freqs[index], pairs, where)
+            words[index] = list(merge_pair(tuple(words[index]), best))
+            _count_pairs(words[index], index, freqs[index], pairs, where)
         where.pop(best, None)
     return BPE(merges=merges, merge_counts=merge_counts, alphabet=alphabet)

@@ -324,7 +324,7 @@ def _train(tokens: Sequence[str], config: Word2VecConfig) -> Word2VecResult:
     keep = keep_probabilities(vocab.counts, config.subsample) if config.subsample else None  # (V,)
     noise = noise_distribution(vocab.counts)  # (V,)
     losses: list[float] = []
-    for _ in range(config.epochs):
+    for _epoch in range(config.epochs):
         stream = subsample(ids, keep, generator) if keep is not None else ids  # (N',)
         if config.mode == "skipgram":
             inputs, targets = skipgram_pairs(stream, config.window, generator)  # (P,), (P,)
@@ -381,7 +381,7 @@ def pca_2d(vectors: torch.Tensor) -> torch.Tensor:
     if vectors.dim() != 2 or vectors.shape[0] < 2 or vectors.shape[1] < 2:
         raise ValueError(f"vectors must be [N, d] with N, d >= 2, got shape {tuple(vectors.shape)}")
     centred = vectors.double() - vectors.double().mean(dim=0)  # (N, d)
-    _, _, vh = torch.linalg.svd(centred, full_matrices=False)  # (d, d)
+    _u, _s, vh = torch.linalg.svd(centred, full_matrices=False)  # (d, d)
     coords = centred @ vh[:2].T  # (N, d) @ (d, 2) -> (N, 2)
     flip = torch.sign(coords.gather(0, coords.abs().argmax(dim=0, keepdim=True)))  # (1, 2)
     return (coords * flip).float()

@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..device import unwrap
 from ..i18n import _
+from ..machine import unwrap
 from .files import (
     FORMAT,
     CheckpointError,
@@ -231,6 +231,39 @@ def load_checkpoint(
     return checkpoint
 
 
+def _check_model_fits(checkpoint: dict[str, Any], path, target: nn.Module) -> None:
+    """Refuse a checkpoint saved for another kind or configuration of model than ``target``."""
+    _check_kind(checkpoint, path, target)
+    saved, current = checkpoint.get("model_config"), model_config(target)
+    saved = _with_defaults(saved, target)
+    if saved is not None and current is not None and saved != current:
+        differences = "; ".join(_config_differences(saved, current))
+        raise CheckpointError(
+            _(
+                "{path} was saved for a differently configured model ({differences}). Build the model from the checkpoint's config (model_from_checkpoint(path), or GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
+            ).format(path=path, differences=differences)
+        )
+
+
+def _check_optimizer_fits(
+    checkpoint: dict[str, Any], path, optimizer: torch.optim.Optimizer
+) -> None:
+    """Refuse a checkpoint without optimizer state, or with state another optimizer saved."""
+    if checkpoint.get("optimizer") is None:
+        raise CheckpointError(
+            _(
+                "{path} holds no optimizer state; it cannot resume training, only load weights"
+            ).format(path=path)
+        )
+    mismatch = _optimizer_mismatch(checkpoint["optimizer"], optimizer)
+    if mismatch:
+        raise CheckpointError(
+            _(
+                "{path} holds optimizer state that does not fit this optimizer: {mismatch}. It was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than make_optimizer(model)); resume with the same setup, or start afresh (resume=False, --fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
+            ).format(path=path, mismatch=mismatch)
+        )
+
+
 def _load_into(
     checkpoint: dict[str, Any],
     path: str | os.PathLike,
@@ -240,30 +273,9 @@ def _load_into(
     # Every check comes before the first weight is touched: a refused load leaves all unchanged.
     target = unwrap(model) if model is not None else None
     if target is not None:
-        _check_kind(checkpoint, path, target)
-        saved, current = checkpoint.get("model_config"), model_config(target)
-        saved = _with_defaults(saved, target)
-        if saved is not None and current is not None and saved != current:
-            differences = "; ".join(_config_differences(saved, current))
-            raise CheckpointError(
-                _(
-                    "{path} was saved for a differently configured model ({differences}). Build the model from the checkpoint's config (model_from_checkpoint(path), or GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
-                ).format(path=path, differences=differences)
-            )
+        _check_model_fits(checkpoint, path, target)
     if optimizer is not None:
-        if checkpoint.get("optimizer") is None:
-            raise CheckpointError(
-                _(
-                    "{path} holds no optimizer state; it cannot resume training, only load weights"
-                ).format(path=path)
-            )
-        mismatch = _optimizer_mismatch(checkpoint["optimizer"], optimizer)
-        if mismatch:
-            raise CheckpointError(
-                _(
-                    "{path} holds optimizer state that does not fit this optimizer: {mismatch}. It was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than make_optimizer(model)); resume with the same setup, or start afresh (resume=False, --fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
-                ).format(path=path, mismatch=mismatch)
-            )
+        _check_optimizer_fits(checkpoint, path, optimizer)
     if target is not None:
         try:
             target.load_state_dict(checkpoint["model"])

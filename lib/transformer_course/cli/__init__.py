@@ -25,6 +25,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..i18n import language
 from .launch import (
     SMALL_STEP_MACS,
     auto_threads,
@@ -34,6 +35,7 @@ from .launch import (
     interrupt_status,
     interrupted_message,
     no_interrupts,
+    signals_interrupt,
 )
 from .options import HelpFormatter, add_config_options, number, whole_number
 from .teaching import command_check, command_grade
@@ -280,15 +282,35 @@ def _report(history, checkpoint: Path, say) -> int:
     return 0
 
 
+class _StreamPrinter:
+    """Prints the prompt, then each generated token as it comes: the streamer holds back a
+    character split across tokens (a Chinese character or an emoji) until its last byte arrives."""
+
+    def __init__(self, prompt: str, codec) -> None:
+        from ..streaming import TokenStreamer
+
+        self.prompt, self.codec, self.started = prompt, codec, False
+        self.streamer = TokenStreamer(codec.encoding.decode_single_token_bytes)
+
+    def show(self, token) -> None:  # token: (1,)
+        if not self.started:
+            print(self.prompt, end="", flush=True)
+            self.started = True
+        print(self.streamer.push(int(self.codec.original_ids(token)[0])), end="", flush=True)
+
+    def finish(self) -> None:
+        """The characters still held back, and the end of the line."""
+        print(("" if self.started else self.prompt) + self.streamer.flush(), flush=True)
+
+
 def command_generate(args: argparse.Namespace) -> int:
     """``generate``: continue the prompt with a checkpoint's model, printing each token as it comes."""
     import torch
 
     from ..checkpoint import model_from_checkpoint
     from ..data import Codec
-    from ..device import pick_device
     from ..generate import generate
-    from ..streaming import TokenStreamer
+    from ..machine import pick_device
 
     # A prompt with undecodable bytes arrives as lone surrogates; print them as "?", never fail.
     with contextlib.suppress(AttributeError, ValueError):  # a replaced stdout may not reconfigure
@@ -301,17 +323,7 @@ def command_generate(args: argparse.Namespace) -> int:
         ids = codec.encode(args.prompt, what="the prompt")  # (T,)
         if ids.numel() == 0:
             raise ValueError("the prompt is empty; give at least one word to continue from")
-        # Print each token as it comes; the streamer holds back a character split across
-        # tokens (a Chinese character or an emoji) until its last byte arrives.
-        streamer = TokenStreamer(codec.encoding.decode_single_token_bytes)
-        shown = []
-
-        def show(token: torch.Tensor) -> None:  # token: (1,)
-            if not shown:
-                print(args.prompt, end="", flush=True)
-                shown.append(True)
-            print(streamer.push(int(codec.original_ids(token)[0])), end="", flush=True)
-
+        printer = _StreamPrinter(args.prompt, codec)
         generate(
             model,
             ids[-model.config.context_length :].to(device),
@@ -320,14 +332,14 @@ def command_generate(args: argparse.Namespace) -> int:
             top_k=args.top_k,
             top_p=args.top_p,
             generator=torch.Generator(device=device).manual_seed(args.seed),
-            on_token=show,
+            on_token=printer.show,
         )  # (T' + n,)
     except _user_errors() as exc:
         if getattr(args, "debug", False):
             raise
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    print(("" if shown else args.prompt) + streamer.flush(), flush=True)
+    printer.finish()
     note = _undertrained_note(saved, model.config.vocab_size)
     if note:
         print(note, file=sys.stderr)
@@ -372,30 +384,41 @@ def _one_line(exc: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m transformer_course`` and of the ``transformer-course`` script.
 
-    Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr), 128 + N when
-    signal N stopped training (after saving), 130 when a Ctrl-C got through at any other moment
-    (while starting, a second Ctrl-C during a save, after training): then one line says what the
-    checkpoint on disk holds and how to go on. ``--debug`` re-raises errors with their traceback.
+    Returns the exit status: 0 done, 2 a user error (one ``error:`` line on stderr, an unknown
+    ``TRANSFORMER_COURSE_LANG`` included), 128 + N when signal N stopped training (after saving)
+    or, for ``train``, when SIGTERM or SIGHUP got through at any other moment, 130 when a Ctrl-C
+    did (while starting, a second Ctrl-C during a save, after training): then one line says what
+    the checkpoint on disk holds and how to go on. ``--debug`` re-raises errors with their traceback.
     """
     args = None
-    try:
-        # Inside the try: parsing imports torch (seconds), a window a Ctrl-C often lands in.
-        args = parse_args(argv)
-        command = {
-            "train": command_train,
-            "generate": command_generate,
-            "check": command_check,
-            "grade": command_grade,
-        }[args.command]
-        return command(args)
-    except KeyboardInterrupt:
-        with no_interrupts():
+    with signals_interrupt() as default_signals:
+        try:
+            # Inside the try: parsing imports torch (seconds), a window a Ctrl-C often lands in.
+            args = parse_args(argv)
+            if args.command != "train":
+                default_signals()  # SIGTERM and SIGHUP stop the other commands as they always did
+            language()  # a wrong TRANSFORMER_COURSE_LANG is an error now, not after the work
+            command = {
+                "train": command_train,
+                "generate": command_generate,
+                "check": command_check,
+                "grade": command_grade,
+            }[args.command]
+            return command(args)
+        except KeyboardInterrupt as exc:
             if getattr(args, "debug", False):
                 raise
-            print(f"\n{interrupted_message(args)}", file=sys.stderr, flush=True)
-        return 130
-    except _user_errors() as exc:
-        if getattr(args, "debug", False):
-            raise
-        print(f"error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+            return _interrupted(args, getattr(exc, "signal_name", "SIGINT"))
+        except _user_errors() as exc:
+            if getattr(args, "debug", False):
+                raise
+            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+
+
+def _interrupted(args: argparse.Namespace | None, signal_name: str) -> int:
+    """An interrupt that got through to ``main``: one line of what is saved; 128 + the signal's
+    number (130 for Ctrl-C, 143 for SIGTERM)."""
+    with no_interrupts():
+        print(f"\n{interrupted_message(args, signal_name)}", file=sys.stderr, flush=True)
+    return interrupt_status(signal_name)

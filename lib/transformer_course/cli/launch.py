@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 #: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
 #: is fastest: the work per operation is too small to share, and extra threads mostly wait for
@@ -44,7 +45,7 @@ def distributed_setup(requested_device: str | None):
     import torch
     from torch import distributed as dist
 
-    from ..device import pick_device
+    from ..machine import pick_device
 
     world = env_int("WORLD_SIZE", 1)
     if world <= 1:
@@ -135,17 +136,63 @@ def interrupt_status(name: str) -> int:
     return 128 + int(number) if number is not None else 130
 
 
-def interrupted_message(args) -> str:
+#: The signals the command line turns into :class:`SignalInterrupt` outside the training loop
+#: (whose ``train.interrupts.InterruptGuard`` stops them between steps instead): SIGTERM (kill,
+#: timeout, docker stop, batch schedulers) and SIGHUP (a closed terminal; not on Windows).
+#: Without this they would kill the process silently while it starts.
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class SignalInterrupt(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived outside the training loop: handled as a Ctrl-C is, but the
+    closing line names the signal and the exit status is 128 + its number."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+def _raise_interrupt(signum, frame) -> None:  # noqa: ARG001 - signal handler signature
+    raise SignalInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def signals_interrupt():
+    """Inside the ``with``, SIGTERM and SIGHUP raise :class:`SignalInterrupt`; the handlers of
+    before come back on exit, or earlier through the function it yields (for the commands that
+    keep the default: only ``train`` says what a signal left behind)."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOP_SIGNALS:
+            with contextlib.suppress(ValueError, OSError):  # e.g. an embedded interpreter
+                previous[signum] = signal.signal(signum, _raise_interrupt)
+
+    def restore() -> None:
+        while previous:
+            signum, handler = previous.popitem()
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+    try:
+        yield restore
+    finally:
+        restore()
+
+
+def interrupted_message(args, signal_name: str = "SIGINT") -> str:
     """What an interrupt that got through (a second Ctrl-C, or one outside the training loop)
-    leaves behind: the checkpoint on disk and its step, read back, and how to go on."""
+    leaves behind: the checkpoint on disk and its step, read back, and how to go on. A signal
+    other than Ctrl-C's SIGINT is named: "interrupted (SIGTERM) …"."""
+    stopped = "interrupted" if signal_name == "SIGINT" else f"interrupted ({signal_name})"
     if args is None:
-        return "interrupted while starting, before anything was trained or saved"
+        return f"{stopped} while starting, before anything was trained or saved"
     if args.command != "train":
-        return "interrupted"
+        return stopped
     path = Path(args.train_config.checkpoint_path)
     again = "run the same command to resume" if args.train_config.resume else "run it again"
     if not path.is_file():
-        return f"interrupted before the first checkpoint was written: nothing is saved at {path}; {again}"
+        return f"{stopped} before the first checkpoint was written: nothing is saved at {path}; {again}"
     try:
         from ..checkpoint import read_checkpoint
 
@@ -153,19 +200,23 @@ def interrupted_message(args) -> str:
     except Exception:  # noqa: BLE001 - the message must get out whatever the file holds
         step = "unreadable"
     return (
-        f"interrupted; nothing more was saved: the last checkpoint, {path} ({step} of "
+        f"{stopped}; nothing more was saved: the last checkpoint, {path} ({step} of "
         f"{args.train_config.steps}), is intact — {again}"
     )
 
 
 @contextlib.contextmanager
 def no_interrupts():
-    """Ignore Ctrl-C inside the ``with`` (the closing message must get out), then restore it."""
+    """Ignore Ctrl-C, SIGTERM and SIGHUP inside the ``with`` (the closing message must get out),
+    then restore them."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {
+        signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, *STOP_SIGNALS)
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)

@@ -18,7 +18,13 @@ def command_check(args: argparse.Namespace) -> int:
 def command_grade(args: argparse.Namespace) -> int:
     """``grade``: run and grade a class's notebooks (exercises.grading; README "For teachers")."""
     from ..exercises.grading import grade_class
+    from ..exercises.grading.sandbox import Limits
 
+    limits = Limits(
+        memory_mib=args.memory,
+        cpu_seconds=args.cpu,
+        wall_seconds=args.notebook_timeout,
+    )
     grade_class(
         args.submissions,
         args.out,
@@ -26,5 +32,7 @@ def command_grade(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         gradescope=args.gradescope,
         timeout=args.timeout,
+        limits=limits,
+        trusted_submissions=args.trusted_submissions,
     )
     return 0

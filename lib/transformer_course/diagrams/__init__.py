@@ -71,8 +71,9 @@ __all__ = [
 
 def roadmap(notebook: str) -> Figure:
     """The roadmap strip at the top of every notebook: the 16 notebooks, ``notebook`` highlighted
-    (00 highlights none). Compact and readable at a notebook's width; :func:`gpt_overview` is
-    the full course map, drawn in 00_setup."""
+    (00 highlights none), in the learner's language (``setup_notebook(lang=...)``). Compact and
+    readable at a notebook's width; :func:`gpt_overview` is the full course map, drawn in
+    00_setup."""
     return roadmap_strip(here=notebook)
 
 
@@ -110,19 +111,17 @@ TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def show_roadmap(notebook: str, lang: str = "en") -> None:
+def show_roadmap(notebook: str) -> None:
     """Show ``notebook``'s roadmap strip, then its topic's diagrams (:data:`TOPIC_DIAGRAMS`), as
-    cell outputs: the roadmap cell of every notebook (written by ``make images``). ``lang="zh"``
-    draws the strip in Chinese (the notebooks of notebooks/zh/); the diagrams stay as they are."""
-    from IPython.display import Image, display
+    cell outputs: the roadmap cell of every notebook (written by ``make images``). The strip is
+    drawn in the learner's language (``setup_notebook(lang="zh")`` in notebooks/zh/); the
+    diagrams stay as they are."""
+    from IPython.display import display
 
     if notebook not in NOTEBOOKS:
         raise ValueError(f"notebook must be one of {list(NOTEBOOKS)}, got {notebook!r}")
-    topic = [show(stem) for stem, _ in TOPIC_DIAGRAMS.get(notebook, ())]
-    if lang == "en":
-        display(show(f"roadmap_{notebook}"), *topic)
-    else:
-        display(Image(data=render(roadmap_strip(here=notebook, lang=lang), "png")), *topic)
+    topic = [name for name, _caption in TOPIC_DIAGRAMS.get(notebook, ())]
+    display(*(show(name) for name in [f"roadmap_{notebook}", *topic]))
 
 
 def show_query_row(stage: str):

@@ -89,13 +89,13 @@ def _score_chain(ax, x: float, n: CourseNumbers, q: Box, k: Box) -> Box:
     ]
     ys = [6.95, 5.75, 4.6, 3.4]
     drawn = []
-    for (tag, text, colour, _), y in zip(steps, ys, strict=True):
+    for (tag, text, colour, _shape), y in zip(steps, ys, strict=True):
         b = box(ax, x, y, 3.4, 0.65 if "\n" in text else 0.5, text, colour, fontsize=10.5)
         _badge(ax, b, tag)
         drawn.append(b)
     arrow(ax, q.bottom, (drawn[0].x - 0.8, drawn[0].top[1]), heads, side="left")
     arrow(ax, k.bottom, (drawn[0].x + 0.8, drawn[0].top[1]), heads + " → Kᵀ", side="right")
-    for (a, b), (_, _, _, shape) in zip(zip(drawn, drawn[1:]), steps, strict=False):
+    for (a, b), (*_step, shape) in zip(zip(drawn, drawn[1:]), steps, strict=False):
         arrow(ax, a.bottom, b.top, shape)
     return drawn[-1]
 
@@ -226,22 +226,13 @@ _FORMULA = (
 )
 
 
-def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
-    """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
-    numbers (introduced in 04_qkv, computed step by step in 05–08)."""
-    n = numbers
-    fig, ax = canvas(14.0, 7.4)
-    title(
-        ax,
-        7.0,
-        7.0,
-        "The attention formula, every symbol with its shape (one block, all heads at once)",
-    )
-    b = _math_row(ax, fig, list(_FORMULA), 2.0, 3.55, 30)
-    out, _, soft, q, kt, _, root, _, mask, _, v = b
+def _formula_labels(n: CourseNumbers, symbols: list) -> list:
+    """The label of each annotated symbol of the attention formula, in the course's numbers:
+    (symbol, text, where the label sits, above the formula?)."""
+    out, _equals, soft, q, kt, _divide, root, _plus, mask, _close, v = symbols
     hs = n.shape("B", "H", "T", "D")
     scores = n.shape("B", "H", "T", "T")
-    labels = [  # (symbol, text, where the label sits, above the formula?)
+    return [
         (out, f"result {hs};\nheads concatenated:\n{n.shape('B', 'T', 'C')}", (2.3, 5.2), True),
         (
             q,
@@ -275,6 +266,20 @@ def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
             False,
         ),
     ]
-    for symbol, text, at, above in labels:
+
+
+def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
+    """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
+    numbers (introduced in 04_qkv, computed step by step in 05–08)."""
+    n = numbers
+    fig, ax = canvas(14.0, 7.4)
+    title(
+        ax,
+        7.0,
+        7.0,
+        "The attention formula, every symbol with its shape (one block, all heads at once)",
+    )
+    symbols = _math_row(ax, fig, list(_FORMULA), 2.0, 3.55, 30)
+    for symbol, text, at, above in _formula_labels(n, symbols):
         _annotate(ax, symbol, text, at, above=above)
     return fig

@@ -216,7 +216,7 @@ def _residual_column(
     skips it ``rail`` to the left. ``sublayers``: (text, PALETTE key); ``places``: (box y, box
     height, ⊕ y, where the residual leaves the trunk). Returns the boxes and ⊕ alternately."""
     drawn: list[Box] = []
-    for (text, colour), (y, height, plus_y, _) in zip(sublayers, places, strict=True):
+    for (text, colour), (y, height, plus_y, _top_y) in zip(sublayers, places, strict=True):
         size = 11 if colour == "ffn" else 10  # the attention boxes hold two or three lines
         drawn += [box(ax, x, y, width, height, text, PALETTE[colour], fontsize=size)]
         drawn += [plus(ax, x, plus_y)]
@@ -224,7 +224,7 @@ def _residual_column(
     arrow(ax, entry_box.bottom, drawn[0].top, entry_shape, label_at=(x, 7.68))
     for above, below in zip(drawn, drawn[1:]):
         arrow(ax, above.bottom, below.top)
-    for (*_, top_y), node in zip(places, drawn[1::2], strict=True):
+    for (*_box, top_y), node in zip(places, drawn[1::2], strict=True):
         line(ax, [(x, top_y), (x - rail, top_y), (x - rail, node.y), node.left])
     return drawn
 
@@ -232,7 +232,7 @@ def _residual_column(
 def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
     src_shape = "(B, S, 64)"
     emb = _column_head(ax, x, 3.4, ("source ids", "(B, S)"), "encoder", (2.35, 4.15, 2.0))
-    *_, add2 = _residual_column(
+    *_earlier, add2 = _residual_column(
         ax,
         x,
         3.4,
@@ -252,7 +252,7 @@ def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
 def _decoder_column(ax, x: float, memory: Box) -> Box:
     """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
     emb = _column_head(ax, x, 3.6, ("target ids so far", "(B, T)"), "decoder", (2.45, 2.5, 2.1))
-    _, _, cross, _, _, add3 = _residual_column(
+    _self, _add1, cross, _add2, _ffn, add3 = _residual_column(
         ax,
         x,
         3.6,

@@ -131,9 +131,10 @@ def _draw_block(r: _Tagged, x: float, add: Box, n: CourseNumbers) -> tuple[Box, 
     return mha, add2
 
 
-def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> None:
-    ax = r.ax
-    steps = [
+def _attention_steps(n: CourseNumbers) -> list[tuple[str, str, str]]:
+    """The steps inside one attention layer: (the notebook that builds it, what it does, the
+    shape it leaves, in the course's numbers)."""
+    return [
         ("04", "project: Q, K, V = x W_Q, x W_K, x W_V", n.shape("B", "T", "C") + " × 3"),
         ("04", "split heads (view + transpose)", n.shape("B", "H", "T", "D")),
         ("05", "scores Q Kᵀ, scaled by 1/√D = 1/4", n.shape("B", "H", "T", "T")),
@@ -142,6 +143,11 @@ def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> 
         ("08", "weights @ V, concatenate heads", n.shape("B", "T", "C")),
         ("08", "output projection W_O", n.shape("B", "T", "C")),
     ]
+
+
+def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> None:
+    ax = r.ax
+    steps = _attention_steps(n)
     top, gap = 10.0, 0.93
     frame(
         ax,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..i18n import NC_
+
 
 @dataclass(frozen=True)
 class CourseNumbers:
@@ -37,22 +39,23 @@ class CourseNumbers:
 
 COURSE = CourseNumbers()
 
-#: Every notebook and its short name, in course order (the roadmap's banner uses them).
+#: Every notebook and its short name, in course order (the roadmap's banner uses them; their
+#: Chinese names, the titles of notebooks/zh/, are in the catalog: ``roadmap.notebook_title``).
 NOTEBOOKS: dict[str, str] = {
-    "00": "Setup",
-    "01": "Tokenization",
-    "02": "Embeddings",
-    "02b": "word2vec",
-    "03": "Positional encoding",
-    "04": "Queries, keys and values",
-    "05": "Scaled scores",
-    "06": "The causal mask",
-    "07": "Softmax",
-    "08": "Weighted sum of V, output projection",
-    "09": "The Transformer block",
-    "10": "Logits and loss",
-    "11": "Training",
-    "12": "Generation",
-    "13": "Modern blocks",
-    "14": "Encoder-decoder",
+    "00": NC_("notebook title", "Setup"),
+    "01": NC_("notebook title", "Tokenization"),
+    "02": NC_("notebook title", "Embeddings"),
+    "02b": NC_("notebook title", "word2vec"),
+    "03": NC_("notebook title", "Positional encoding"),
+    "04": NC_("notebook title", "Queries, keys and values"),
+    "05": NC_("notebook title", "Scaled scores"),
+    "06": NC_("notebook title", "The causal mask"),
+    "07": NC_("notebook title", "Softmax"),
+    "08": NC_("notebook title", "Weighted sum of V, output projection"),
+    "09": NC_("notebook title", "The Transformer block"),
+    "10": NC_("notebook title", "Logits and loss"),
+    "11": NC_("notebook title", "Training"),
+    "12": NC_("notebook title", "Generation"),
+    "13": NC_("notebook title", "Modern blocks"),
+    "14": NC_("notebook title", "Encoder-decoder"),
 }

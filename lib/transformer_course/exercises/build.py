@@ -322,19 +322,7 @@ class BuildExercise:
                 try:
                     result = function(*learner_args)
                 except Exception as error:  # the learner's code: report it, never crash the cell
-                    return report(
-                        False,
-                        "",
-                        _(
-                            "your `{name}` raised {kind}: {error} — on inputs {inputs} {again}."
-                        ).format(
-                            name=self.name,
-                            kind=_type_name(error),
-                            error=error,
-                            inputs=inputs,
-                            again=again,
-                        ),
-                    )
+                    return self._raised(error, inputs, again)
                 if result is None and trial == 0:
                     return report(False, "", stub, answered=False)
                 problem = compare_results(self._outcome(learner_args, result), expected, self.atol)
@@ -347,6 +335,16 @@ class BuildExercise:
                 name=self.name, trials=self.trials, success=self.shown_success
             ),
             "",
+        )
+
+    def _raised(self, error: Exception, inputs: str, again: str) -> Feedback:
+        """The verdict when the learner's function raised ``error`` on ``inputs``."""
+        return report(
+            False,
+            "",
+            _("your `{name}` raised {kind}: {error} — on inputs {inputs} {again}.").format(
+                name=self.name, kind=_type_name(error), error=error, inputs=inputs, again=again
+            ),
         )
 
     def _matching_slip(self, trial_seed: int, learner_outcome: Any) -> str | None:

@@ -98,7 +98,7 @@ def _batch_without_shift(
     ids: torch.Tensor, batch_size: int, context_length: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Slip: the targets are the inputs themselves, not moved one token along."""
-    x, _ = data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T)
+    x, _targets = data.get_batch(ids, batch_size, context_length, generator=generator)  # (B, T)
     return x, x.clone()
 
 

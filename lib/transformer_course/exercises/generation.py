@@ -214,7 +214,7 @@ def _top_p_cumsum_at_most_p(logits: torch.Tensor, top_p: float) -> torch.Tensor:
 
 def _top_p_mask_left_sorted(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     """Slip: the drop mask, computed in sorted order, applied to the logits in vocabulary order."""
-    drop_sorted, _ = _nucleus_drop_sorted(logits, top_p, own_included=False)
+    drop_sorted, _order = _nucleus_drop_sorted(logits, top_p, own_included=False)
     return logits.masked_fill(drop_sorted, float("-inf"))
 
 

@@ -117,8 +117,8 @@ def _truth(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
         changed = idx.clone()
         # (B, T) every later token differs
         changed[:, t + 1 :] = (changed[:, t + 1 :] + 1) % model.config.vocab_size
-        before, _ = model(idx)  # (B, T, V)
-        after, _ = model(changed)  # (B, T, V)
+        before, _loss = model(idx)  # (B, T, V)
+        after, _loss = model(changed)  # (B, T, V)
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])
 
 

@@ -141,7 +141,7 @@ def _library_gpt(sizes: dict[str, int], generator: torch.Generator) -> GPT:
 
 def _is_stub(model: nn.Module, idx: torch.Tensor) -> bool:
     """The notebook's stub: no parameters yet, and a forward whose body is ``...``."""
-    if any(True for _ in model.parameters()):
+    if any(True for _parameter in model.parameters()):
         return False
     try:
         return model(idx) is None
@@ -221,6 +221,13 @@ def _stage_problem(
             ).format(
                 stage=name, call=call, problem=problem, hint=_(STAGE_HINTS[_stage_kind(stage)])
             )
+    return _forward_problem(mine, library, idx, targets)
+
+
+def _forward_problem(
+    mine: nn.Module, library: GPT, idx: torch.Tensor, targets: torch.Tensor
+) -> str | None:
+    """Where ``mine(idx, targets)`` differs from the library's (logits, loss), as a sentence."""
     expected_logits, expected_loss = library(idx, targets)
     try:
         given = mine(idx, targets)
@@ -241,6 +248,20 @@ def _stage_problem(
             problem=problem, hint=_(forward_hint)
         )
     return None
+
+
+def _build_my_gpt(answer: type, sizes: dict[str, int], arguments: str, again: str):
+    """The learner's ``MyGPT(**sizes)``, or the verdict when building it raised."""
+    try:
+        return answer(**sizes)
+    except Exception as error:
+        return report(
+            False,
+            "",
+            _("`MyGPT({arguments})` raised {kind}: {error} {again}").format(
+                arguments=arguments, kind=type(error).__name__, error=error, again=again
+            ),
+        )
 
 
 @checker(
@@ -283,16 +304,9 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
             torch.manual_seed(seed + trial)
             library = _library_gpt(sizes, generator)
             arguments = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            try:
-                mine = answer(**sizes)
-            except Exception as error:
-                return report(
-                    False,
-                    "",
-                    _("`MyGPT({arguments})` raised {kind}: {error} {again}").format(
-                        arguments=arguments, kind=type(error).__name__, error=error, again=again
-                    ),
-                )
+            mine = _build_my_gpt(answer, sizes, f"{arguments}", again)
+            if isinstance(mine, Feedback):
+                return mine
             if trial == 0 and _is_stub(mine, idx):
                 return report(False, "", _(MY_GPT_STUB), answered=False)
             mine.eval()
@@ -320,8 +334,8 @@ def _greedy(
     """Greedy continuation of ``prompt`` (P,) by ``n_tokens``, reading the last ``context_length``."""
     ids = prompt[None]  # (1, P)
     with torch.no_grad():
-        for _ in range(n_tokens):
-            logits, _ = model(ids[:, -context_length:])  # (1, T, V)
+        for _step in range(n_tokens):
+            logits, _loss = model(ids[:, -context_length:])  # (1, T, V)
             ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)  # (1, P + 1)
     return ids[0, prompt.numel() :]  # (n_tokens,)
 
@@ -361,25 +375,12 @@ def check_your_gpt_trains(
         model = _build_your_gpt(answer, vocab_size, T)
         if isinstance(model, Feedback):
             return model
-        try:
-            before = evaluate(model, val_ids, T)
-            stopped_at = _train_with_your_step(model, training_step, train_ids, steps, T)
-            if stopped_at is not None:
-                return report(
-                    False,
-                    "",
-                    _("one_training_step still returns None: paste your step."),
-                    answered=stopped_at > 0,
-                )
-            after = evaluate(model, val_ids, T)
-            model.eval()
-            written = decode(_greedy(model, torch.as_tensor(prompt), 20, T).tolist())
-        except Exception as error:
-            return report(
-                False,
-                "",
-                _("training raised {kind}: {error}").format(kind=type(error).__name__, error=error),
-            )
+        run = _your_training_run(
+            model, training_step, (train_ids, val_ids), steps, T, decode, prompt
+        )
+        if isinstance(run, Feedback):
+            return run
+        before, after, written = run
     result = _(
         "validation loss {before:.2f} before, {after:.2f} after {steps} steps of your own step; your GPT continues the prompt with {written!r}."
     ).format(before=before, after=after, steps=steps, written=written)
@@ -392,6 +393,41 @@ def check_your_gpt_trains(
             result=result, steps=steps
         ),
     )
+
+
+def _your_training_run(
+    model: nn.Module,
+    training_step: Callable[..., float],
+    ids: tuple[torch.Tensor, torch.Tensor],
+    steps: int,
+    T: int,
+    decode: Callable[[list[int]], str],
+    prompt: Sequence[int] | torch.Tensor,
+) -> tuple[float, float, str] | Feedback:
+    """The validation loss before and after ``steps`` of the learner's ``training_step`` on
+    ``ids`` (train, validation), and the model's greedy continuation of ``prompt``; or the
+    verdict when the step still returns None or anything raises."""
+    train_ids, val_ids = ids
+    try:
+        before = evaluate(model, val_ids, T)
+        stopped_at = _train_with_your_step(model, training_step, train_ids, steps, T)
+        if stopped_at is not None:
+            return report(
+                False,
+                "",
+                _("one_training_step still returns None: paste your step."),
+                answered=stopped_at > 0,
+            )
+        after = evaluate(model, val_ids, T)
+        model.eval()
+        written = decode(_greedy(model, torch.as_tensor(prompt), 20, T).tolist())
+    except Exception as error:
+        return report(
+            False,
+            "",
+            _("training raised {kind}: {error}").format(kind=type(error).__name__, error=error),
+        )
+    return before, after, written
 
 
 def _build_your_gpt(answer: type, vocab_size: int, T: int) -> nn.Module | Feedback:

@@ -6,8 +6,9 @@ cells in the learner's own notebooks and tables the verdicts:
 
 - by default from the outputs the notebooks hold (what the learner saw when last running them:
   instant, and nothing is executed);
-- with ``run=True``, by executing a copy of every notebook first (nbclient, errors allowed), so
-  that the table reflects the code as it is now. The learner's files are not modified.
+- with ``run=True``, by executing a copy of every notebook first (:mod:`.notebook_runner`, errors
+  allowed), so that the table reflects the code as it is now. The learner's files are not
+  modified.
 
 Shown in 00_setup; on the command line: ``python -m transformer_course check notebooks/ [--run]``.
 
@@ -112,7 +113,7 @@ def checker_names() -> tuple[set[str], set[str]]:
     ``diagnostics.check_initial_loss``), which are tools, not exercises.
     """
     checkers = all_checkers()
-    every = {name for name, _ in checkers}
+    every = {name for name, _check in checkers}
     build = {name for name, check in checkers if getattr(check, "exercise", None) is not None}
     return every, build
 
@@ -177,18 +178,13 @@ def notebook_exercises(
 
 
 def _execute(path: Path, timeout: int) -> dict[str, Any]:
+    """A fresh run of the notebook at ``path`` (the file is left alone), as JSON; a cell that
+    raises does not stop the run: its error is the exercise's verdict."""
     import nbformat
-    from nbclient import NotebookClient
 
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        allow_errors=True,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.execute()
-    return json.loads(nbformat.writes(notebook))
+    from .notebook_runner import run_notebook
+
+    return json.loads(nbformat.writes(run_notebook(path, timeout=timeout, allow_errors=True)))
 
 
 def shown_progress(progress: pd.DataFrame) -> pd.DataFrame:
@@ -361,9 +357,46 @@ def export_progress(
     return path
 
 
-def _read_saved(text: str, source: str) -> pd.DataFrame:
+#: The largest progress file read: the whole course's table is about 10 KB.
+MAX_PROGRESS_BYTES = 2**20
+#: The statuses a saved table may hold (the English words :func:`export_progress` writes).
+_SAVED_STATUSES = {*STATUSES.values(), NOT_RUN, RAISED}
+
+
+def _saved_text(data: bytes, source: str) -> str:
+    """The text of a progress file's bytes, or a ValueError that says why it is none."""
+    if len(data) > MAX_PROGRESS_BYTES:
+        raise ValueError(
+            _("{source} is not a progress file: it is larger than {kib} KiB").format(
+                source=source, kib=MAX_PROGRESS_BYTES // 1024
+            )
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            _(
+                "{source} is not a progress file: it holds binary bytes, not UTF-8 text "
+                "(byte 0x{byte:02x} at position {at})"
+            ).format(source=source, byte=data[error.start], at=error.start)
+        ) from None
+
+
+def _valid_rows(rows: object) -> bool:
+    """True when ``rows`` is a list of rows of text with the progress table's columns."""
+    return isinstance(rows, list) and all(
+        isinstance(row, dict)
+        and set(row) == set(PROGRESS_COLUMNS)
+        and all(isinstance(value, str) and len(value) <= 200 for value in row.values())
+        and row["status"] in _SAVED_STATUSES
+        for row in rows
+    )
+
+
+def _read_saved(data: bytes, source: str) -> pd.DataFrame:
     import pandas as pd
 
+    text = _saved_text(data, source)
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
@@ -372,22 +405,32 @@ def _read_saved(text: str, source: str) -> pd.DataFrame:
                 source=source, error=error
             )
         ) from None
+    except RecursionError:
+        raise ValueError(
+            _("{source} is not a progress file: its JSON is nested too deeply").format(
+                source=source
+            )
+        ) from None
     if not isinstance(payload, dict) or payload.get("format") != PROGRESS_FORMAT:
         raise ValueError(
             _(
                 "{source} is not a progress file written by export_progress() (no '{marker}' marker)"
             ).format(source=source, marker=PROGRESS_FORMAT)
         )
-    rows = payload.get("exercises")
-    if not isinstance(rows, list) or not all(
-        isinstance(row, dict) and set(row) == set(PROGRESS_COLUMNS) for row in rows
-    ):
+    if not _valid_rows(payload.get("exercises")):
         raise ValueError(
-            _("{source} is damaged: 'exercises' must be a list of rows with {columns}").format(
-                source=source, columns=PROGRESS_COLUMNS
-            )
+            _(
+                "{source} is damaged: 'exercises' must be a list of rows with {columns}, each "
+                "a text, and a status among {statuses}"
+            ).format(source=source, columns=PROGRESS_COLUMNS, statuses=sorted(_SAVED_STATUSES))
         )
-    return pd.DataFrame(rows, columns=PROGRESS_COLUMNS)
+    return pd.DataFrame(payload["exercises"], columns=PROGRESS_COLUMNS)
+
+
+def _read_capped(path: Path) -> bytes:
+    """At most one byte more than :data:`MAX_PROGRESS_BYTES` of the file at ``path``."""
+    with open(path, "rb") as handle:
+        return handle.read(MAX_PROGRESS_BYTES + 1)
 
 
 def import_progress(
@@ -412,9 +455,9 @@ def import_progress(
                 _("no file was uploaded; run the cell again and choose your progress file")
             )
         name, data = next(iter(uploaded.items()))
-        saved = _read_saved(data.decode("utf-8"), name)
+        saved = _read_saved(data, name)
     else:
-        saved = _read_saved(Path(path).read_text(encoding="utf-8"), str(path))
+        saved = _read_saved(_read_capped(Path(path)), str(path))
     if current is None:
         return shown_progress(saved)
     current = _read_progress(current)

@@ -181,7 +181,7 @@ def _step_without_zero_grad(
     grad_clip,
 ) -> float:
     """A slip: the step never clears the gradients, so the previous step's are added to this one's."""
-    _, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
+    _logits, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
     loss.backward()  # accumulates onto the gradients already there
     if grad_clip is not None:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)

@@ -38,7 +38,7 @@ def check_mha_params(
 
 def _causal_attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     T = q.shape[-2]
-    out, _ = attention.scaled_dot_product_attention(
+    out, _weights = attention.scaled_dot_product_attention(
         q, k, v, mask=attention.causal_mask(T, device=q.device)
     )
     return out  # (B, H, T, D)
@@ -51,11 +51,11 @@ def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor,
     # odd head sizes: 1/√D, not 1/√C or 1/√T
     D = int(torch.randint(1, 10, (1,), generator=generator))
     shape = (B, H, T, D)
-    return tuple(torch.randn(shape, generator=generator) for _ in range(3))  # 3 × (B, H, T, D)
+    return tuple(torch.randn(shape, generator=generator) for _qkv in range(3))  # 3 × (B, H, T, D)
 
 
 def _attention_without_mask(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    out, _ = attention.scaled_dot_product_attention(q, k, v)  # (B, H, T, D) every key visible
+    out = attention.scaled_dot_product_attention(q, k, v)[0]  # (B, H, T, D) every key visible
     return out
 
 
@@ -128,7 +128,7 @@ def _layer_without(
     with torch.no_grad():
         q, k, v = split(layer.q_proj(x)), split(layer.k_proj(x)), split(layer.v_proj(x))
         mask = attention.causal_mask(T) if causal else None
-        heads, _ = attention.scaled_dot_product_attention(q, k, v, mask=mask)  # (B, H, T, D)
+        heads, _weights = attention.scaled_dot_product_attention(q, k, v, mask=mask)  # (B, H, T, D)
         merged = attention.merge_heads(heads)  # (B, T, C)
         return layer.out_proj(merged) if out_proj else merged
 

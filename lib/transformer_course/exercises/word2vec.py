@@ -101,8 +101,8 @@ def _pairs_one_side(ids: torch.Tensor, window: int) -> tuple[torch.Tensor, torch
         for j in range(i + 1, min(len(ids), i + window + 1))
     ]
     return (
-        torch.tensor([int(c) for c, _ in pairs], dtype=torch.long),
-        torch.tensor([int(o) for _, o in pairs], dtype=torch.long),
+        torch.tensor([int(c) for c, _outside in pairs], dtype=torch.long),
+        torch.tensor([int(o) for _centre, o in pairs], dtype=torch.long),
     )
 
 

@@ -18,14 +18,18 @@ never English pieces glued together, so a translation may put the fields in its 
 The language is ``"en"`` unless :func:`set_language` (``setup_notebook(lang="zh")`` in the Chinese
 notebooks) or the environment variable ``TRANSFORMER_COURSE_LANG`` says otherwise. With
 ``TRANSFORMER_COURSE_I18N_STRICT=1`` (the tests set it) a sentence the Chinese catalog lacks is an
-error, so a Chinese notebook cannot print English feedback unnoticed.
+error, so a Chinese notebook cannot print English feedback unnoticed: gettext hands a message it
+does not find to the catalog's fallback (:meth:`gettext.NullTranslations.add_fallback`), and ours
+raises :class:`MissingTranslation` there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext as _gettext
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 #: The languages of the course: short code -> (catalog folder, name shown to a learner).
@@ -62,20 +66,82 @@ def set_language(lang: str | None) -> str:
     return language()
 
 
+@contextlib.contextmanager
+def in_language(lang: str | None) -> Iterator[str]:
+    """Everything inside the ``with`` block in ``lang``; the language in force before comes back
+    after it. For tools and tests, not the notebooks (``tools/images.py`` draws images/ in
+    English whatever the environment says; ``tools/i18n.py`` draws the Chinese roadmaps)."""
+    global _chosen
+    before = _chosen
+    try:
+        yield set_language(lang)
+    finally:
+        _chosen = before
+
+
 def language() -> str:
-    """The language feedback is shown in now: "en" or "zh"."""
+    """The language feedback is shown in now: "en" or "zh". An unknown value of the environment
+    variable is a :class:`ValueError` that names it (the command line and ``setup_notebook()``
+    call this first, so the error comes before anything else happens)."""
     if _chosen is not None:
         return _chosen
     value = os.environ.get(ENVIRONMENT, "").strip()
-    return _check(value) if value else "en"
+    if not value:
+        return "en"
+    try:
+        return _check(value)
+    except ValueError:
+        accepted = ", ".join(f"{code!r} ({name})" for code, (_folder, name) in LANGUAGES.items())
+        # Not through _(): the language is unknown, so English it is (and _() would ask
+        # language() again, which raises again).
+        raise ValueError(
+            f"the environment variable {ENVIRONMENT} is {value!r}, not a language of the course;"
+            f" accepted values: {accepted}. Unset it (unset {ENVIRONMENT}) for English, or set"
+            " it to one of them"
+        ) from None
+
+
+class _Missing(_gettext.NullTranslations):
+    """The last fallback of a catalog (:meth:`gettext.NullTranslations.add_fallback`): a message
+    the catalog does not translate ends up here. It gives the English back, or, in strict mode,
+    raises :class:`MissingTranslation`."""
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
+
+    def _missing(self, message: str, where: str = "") -> None:
+        if not _strict() or _untranslatable(message):
+            return
+        folder = LANGUAGES[self.lang][0]
+        raise MissingTranslation(
+            f"no {self.lang} translation of {message!r}{where}: add it to"
+            f" locale/{folder}/LC_MESSAGES/{DOMAIN}.po (python tools/i18n.py lib-update,"
+            " translate, python tools/i18n.py compile)"
+        )
+
+    def gettext(self, message: str) -> str:
+        self._missing(message)
+        return message
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        self._missing(singular)
+        return singular if n == 1 else plural
+
+    def pgettext(self, context: str, message: str) -> str:
+        self._missing(message, f" (context {context!r})")
+        return message
 
 
 @functools.cache
-def _catalog(folder: str) -> _gettext.NullTranslations:
+def _catalog(lang: str) -> _gettext.NullTranslations:
+    """The compiled catalog of ``lang``, with :class:`_Missing` behind it."""
     try:
-        return _gettext.translation(DOMAIN, localedir=LOCALE, languages=[folder])
+        catalog = _gettext.translation(DOMAIN, localedir=LOCALE, languages=[LANGUAGES[lang][0]])
     except FileNotFoundError:
-        return _gettext.NullTranslations()
+        catalog = _gettext.NullTranslations()
+    catalog.add_fallback(_Missing(lang))
+    return catalog
 
 
 def _strict() -> bool:
@@ -85,46 +151,26 @@ def _strict() -> bool:
 def gettext(message: str) -> str:
     """``message`` in the current language (the English itself when there is no translation)."""
     lang = language()
-    folder = LANGUAGES[lang][0]
-    if folder is None or not message:
+    if LANGUAGES[lang][0] is None or not message:
         return message
-    catalog = _catalog(folder)
-    translated = catalog.gettext(message)
-    known = message in getattr(catalog, "_catalog", {})
-    if _strict() and not known and not _untranslatable(message):
-        raise MissingTranslation(
-            f"no {lang} translation of {message!r}: add it to"
-            f" locale/{folder}/LC_MESSAGES/{DOMAIN}.po (python tools/i18n.py lib-update,"
-            " translate, python tools/i18n.py compile)"
-        )
-    return translated
+    return _catalog(lang).gettext(message)
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The singular or plural of a message for ``n``, in the current language."""
     lang = language()
-    folder = LANGUAGES[lang][0]
-    if folder is None:
+    if LANGUAGES[lang][0] is None:
         return singular if n == 1 else plural
-    catalog = _catalog(folder)
-    translated = catalog.ngettext(singular, plural, n)
-    if _strict() and (singular, 0) not in getattr(catalog, "_catalog", {}):
-        raise MissingTranslation(f"no {lang} translation of {singular!r}")
-    return translated
+    return _catalog(lang).ngettext(singular, plural, n)
 
 
 def pgettext(context: str, message: str) -> str:
     """``message`` in the current language, where the same English means something else
     elsewhere (``pgettext("GPT stage", "head")`` is the output layer, not an attention head)."""
     lang = language()
-    folder = LANGUAGES[lang][0]
-    if folder is None or not message:
+    if LANGUAGES[lang][0] is None or not message:
         return message
-    catalog = _catalog(folder)
-    known = f"{context}\x04{message}" in getattr(catalog, "_catalog", {})
-    if _strict() and not known and not _untranslatable(message):
-        raise MissingTranslation(f"no {lang} translation of {message!r} (context {context!r})")
-    return catalog.pgettext(context, message)
+    return _catalog(lang).pgettext(context, message)
 
 
 def _untranslatable(message: str) -> bool:

@@ -41,9 +41,9 @@ from ..checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from ..device import unwrap
 from ..diagnostics import warn_if_initial_loss_off
-from ..gpt_config import MODEL_PRESETS, model_preset  # a recipe's model half; 11 imports it here
+from ..machine import unwrap
+from ..model import MODEL_PRESETS, model_preset  # a recipe's model half; 11 imports it here
 from .config import ON_INTERRUPT, PRESETS, History, TrainConfig, with_preset
 from .evaluation import evaluate, sampled_loss
 from .interrupts import STOP_SIGNALS, InterruptGuard, StepWatch
@@ -137,7 +137,7 @@ def train_step(
 
     ``x`` [B, T] are input ids and ``y`` [B, T] the next tokens; ``model(x, y)`` returns
     ``(logits [B, T, V], loss)``. The step: set the learning rate ``lr`` (None keeps the
-    optimizer's), forward under ``autocast`` (e.g. ``device.autocast_context``), clear the old
+    optimizer's), forward under ``autocast`` (e.g. ``machine.autocast_context``), clear the old
     gradients, backward, clip the gradient norm to ``grad_clip`` (None: no clipping), update the
     weights. Returns the loss, a detached scalar tensor still on the model's device (reading it
     with ``float()`` waits for the device; ``train`` reads fifty at a time).
@@ -146,13 +146,25 @@ def train_step(
         for group in optimizer.param_groups:
             group["lr"] = lr
     with autocast if autocast is not None else contextlib.nullcontext():
-        _, loss = model(x, y)  # (B, T) -> (B, T, V), scalar mean cross-entropy
+        _logits, loss = model(x, y)  # (B, T) -> (B, T, V), scalar mean cross-entropy
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if grad_clip is not None:
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     optimizer.step()
     return loss.detach()
+
+
+def _prepared_run(model, train_ids, val_ids, config: TrainConfig, optimizer, meta):
+    """The run :func:`train` steps through: its data and optimizer (``make_optimizer`` unless one
+    is given), the state of a checkpoint it resumes, and its open progress bar."""
+    run = start_run(model, train_ids, val_ids, config, meta)
+    if optimizer is None:
+        optimizer = make_optimizer(run.module, lr=config.lr, weight_decay=config.weight_decay)
+    run.optimizer = optimizer
+    resume(run)
+    open_bar(run)
+    return run
 
 
 def train(
@@ -181,13 +193,7 @@ def train(
     ``checkpoint.CheckpointSaveError``, non-finite weights ``checkpoint.NonFiniteWeightsError``;
     each carries the History as ``.history``, and no earlier checkpoint is overwritten.
     """
-    config = config or TrainConfig()
-    run = start_run(model, train_ids, val_ids, config, meta)
-    if optimizer is None:
-        optimizer = make_optimizer(run.module, lr=config.lr, weight_decay=config.weight_decay)
-    run.optimizer = optimizer
-    resume(run)
-    open_bar(run)
+    run = _prepared_run(model, train_ids, val_ids, config or TrainConfig(), optimizer, meta)
     started = time.perf_counter()
     guard, watch = InterruptGuard(announce=run.rank == 0), StepWatch(run.optimizer)
     try:

@@ -4,7 +4,7 @@
 carry their help text, from which the command line builds its options
 (:mod:`transformer_course.cli`), so a new field reaches ``python -m transformer_course train``
 with no other edit. ``PRESETS`` are the named recipes the notebooks, the command line and the
-benchmarks share (the model's half of each recipe is ``gpt_config.MODEL_PRESETS``). :class:`History` is what ``train`` returns and stores in its checkpoints.
+benchmarks share (the model's half of each recipe is ``model.MODEL_PRESETS``). :class:`History` is what ``train`` returns and stores in its checkpoints.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class TrainConfig:
     evaluates only at the end; ``checkpoint_interval=0`` checkpoints only at the end and on an
     interrupt. ``checkpoint_seconds`` also checkpoints whenever that much time has passed since
     the last save (0 = never by time), so a SIGKILL or a power cut loses at most about that much
-    training. ``device=None`` picks CUDA, MPS or the CPU (see ``device.pick_device``).
+    training. ``device=None`` picks CUDA, MPS or the CPU (see ``machine.pick_device``).
     """
 
     steps: int = _option(700, "optimisation steps in total")

@@ -20,8 +20,8 @@ import torch
 from torch import nn
 
 from .. import _checks
-from ..device import unwrap
 from ..i18n import _
+from ..machine import unwrap
 from .config import TrainConfig
 from .evaluation import evaluate
 
@@ -97,40 +97,14 @@ def estimate_training_time(
     does. The first step (allocations, warm-up) is not counted; the median of the others is.
     ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
     """
-    from . import train  # the package's loop: this module sits inside the package it times
-
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
     _checks.integer("probe_steps", probe_steps)
     clone = copy.deepcopy(unwrap(model))
-    stamps: list[float] = []
-    probe = replace(
-        config,
-        steps=probe_steps + 2,
-        eval_interval=0,
-        checkpoint_path=None,
-        checkpoint_interval=0,
-        progress=False,
-    )
     with _global_rng_restored():
-        # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
-        # times are the n gaps between stamps 1 … n+1.
-        train(
-            clone,
-            train_ids,
-            val_ids,
-            probe,
-            callback=lambda step, history: stamps.append(time.perf_counter()),
-        )
-        device = next(clone.parameters()).device
-        started = time.perf_counter()
-        evaluate(
-            clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast
-        )
-        eval_seconds = time.perf_counter() - started
-    gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
+        gaps, eval_seconds = _time_probe_run(clone, train_ids, val_ids, config, probe_steps)
     interval = config.eval_interval
     evaluations = (config.steps // interval + (config.steps % interval > 0)) if interval else 1
     return RunEstimate(
@@ -140,3 +114,37 @@ def estimate_training_time(
         seconds_per_evaluation=eval_seconds,
         probe_steps=len(gaps),
     )
+
+
+def _time_probe_run(
+    clone: nn.Module, train_ids, val_ids, config: TrainConfig, probe_steps: int
+) -> tuple[list[float], float]:
+    """Train ``clone`` for ``probe_steps + 2`` steps with ``train``'s loop (no checkpoints, no
+    progress bar, no validation on the way), then run one validation; return the seconds of the
+    ``probe_steps`` steps after the first, and of the validation."""
+    from . import train  # the package's loop: this module sits inside the package it times
+
+    stamps: list[float] = []
+    probe = replace(
+        config,
+        steps=probe_steps + 2,
+        eval_interval=0,
+        checkpoint_path=None,
+        checkpoint_interval=0,
+        progress=False,
+    )
+    # Stamps after steps 1 … n+2; the last step is followed by a validation, so the step
+    # times are the n gaps between stamps 1 … n+1.
+    train(
+        clone,
+        train_ids,
+        val_ids,
+        probe,
+        callback=lambda step, history: stamps.append(time.perf_counter()),
+    )
+    device = next(clone.parameters()).device
+    started = time.perf_counter()
+    evaluate(clone, val_ids, config.context_length, config.eval_batch_size, device, config.autocast)
+    eval_seconds = time.perf_counter() - started
+    gaps = [b - a for a, b in zip(stamps[: probe_steps + 1], stamps[1 : probe_steps + 1])]
+    return gaps, eval_seconds

@@ -16,7 +16,7 @@ from torch import nn
 
 from .. import _checks as check
 from .. import data
-from ..device import autocast_context, dist_info, evaluating, unwrap
+from ..machine import autocast_context, dist_info, evaluating, unwrap
 
 
 @torch.no_grad()
@@ -56,7 +56,7 @@ def evaluate(
             x = x_all[start : start + batch_size].to(run_device)  # (b, T)
             y = y_all[start : start + batch_size].to(run_device)  # (b, T)
             with autocast_context(run_device, autocast):
-                _, loss = net(x, y)  # mean over b·T tokens
+                _logits, loss = net(x, y)  # mean over b·T tokens
             total += loss.double() * y.numel()
             count += y.numel()
     if distributed:
@@ -85,8 +85,8 @@ def sampled_loss(
     stream = data.as_ids(ids).cpu()
     losses = []
     with evaluating(net):
-        for _ in range(batches):
+        for _batch in range(batches):
             x, y = data.get_batch(stream, batch_size, context_length, generator=generator)  # (B, T)
-            _, loss = net(x.to(device), y.to(device))
+            _logits, loss = net(x.to(device), y.to(device))
             losses.append(float(loss))
     return sum(losses) / len(losses)

@@ -22,12 +22,11 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
-from .. import data
-from .. import device as devices
+from .. import data, machine
 from ..checkpoint import load_checkpoint, non_finite_tensors, save_checkpoint
-from ..device import dist_info, unwrap
 from ..diagnostics import perplexity
 from ..i18n import _
+from ..machine import dist_info, unwrap
 from .config import History, TrainConfig
 from .evaluation import evaluate
 from .interrupts import InterruptGuard
@@ -75,7 +74,7 @@ class Run:
         return x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
 
     def autocast(self):
-        return devices.autocast_context(self.device, self.config.autocast)
+        return machine.autocast_context(self.device, self.config.autocast)
 
 
 def start_run(
@@ -99,7 +98,7 @@ def start_run(
     }
     check_fits(model, config, streams)
     distributed, rank, world = dist_info()
-    device = devices.pick_device(config.device)
+    device = machine.pick_device(config.device)
     module = unwrap(model).to(device)
     module.train()
     run = Run(
@@ -126,7 +125,7 @@ def resume(run: Run) -> None:
     _resume(run)
     run.weights_finite_at_start = not non_finite_tensors(run.module.state_dict())
     run.compute_dtype = (
-        devices.autocast_dtype(run.device) if run.config.autocast else None
+        machine.autocast_dtype(run.device) if run.config.autocast else None
     ) or next(run.module.parameters()).dtype
 
 

@@ -76,6 +76,28 @@ def show_heatmap(
     if data.ndim != 2:
         raise ValueError(f"show_heatmap needs a 2-D matrix, got shape {data.shape}")
     fig, ax = _new_axes(ax, figsize)
+    _draw_cells(ax, data, cmap=cmap, vmin=vmin, vmax=vmax, colorbar=colorbar, annotate=annotate)
+    rows, cols = data.shape
+    # Token labels run vertically on the x axis; numbers lie flat and need their width.
+    set_ticks(ax, xticklabels, cols, "x", max_ticks, colorbar)
+    set_ticks(ax, yticklabels, rows, "y", max_ticks, colorbar)
+    ax.set(title=title or "", xlabel=xlabel or "", ylabel=ylabel or "")
+    return fig
+
+
+def _draw_cells(
+    ax: Axes,
+    data: np.ndarray,
+    *,
+    cmap: str,
+    vmin: float | None,
+    vmax: float | None,
+    colorbar: bool,
+    annotate: bool | str,
+) -> None:
+    """The cells of one heatmap, its colour bar and its annotations, drawn by seaborn without
+    tick labels. ``-inf`` and NaN cells stay out of the colour scale; an annotated ``-inf``
+    cell reads "−∞"."""
     minus_infinity = np.isneginf(data)
     ax.set_facecolor(_MASKED_GREY)  # masked cells are not drawn: the axes' background shows
     seaborn.heatmap(
@@ -96,12 +118,6 @@ def show_heatmap(
     if annotate:
         for r, c in zip(*np.nonzero(minus_infinity)):
             ax.text(c + 0.5, r + 0.5, "−∞", ha="center", va="center", fontsize=7, color="black")
-    rows, cols = data.shape
-    # Token labels run vertically on the x axis; numbers lie flat and need their width.
-    set_ticks(ax, xticklabels, cols, "x", max_ticks, colorbar)
-    set_ticks(ax, yticklabels, rows, "y", max_ticks, colorbar)
-    ax.set(title=title or "", xlabel=xlabel or "", ylabel=ylabel or "")
-    return fig
 
 
 def show_heatmaps(
@@ -123,19 +139,7 @@ def show_heatmaps(
     ``figsize`` overrides the size from ``cell_size``; ``outer_labels`` keeps the tick and
     axis labels on the left column and the bottom panels only (every panel has the same ones).
     """
-    data = to_numpy(matrices)
-    if data.ndim == 3:
-        per_row = len(data) if ncols is None else ncols
-        shortfall = -len(data) % per_row  # empty panels that complete the last row
-        padding = np.full((shortfall, *data.shape[-2:]), np.nan, dtype=data.dtype)
-        grid = np.concatenate([data, padding]).reshape(-1, per_row, *data.shape[-2:])
-        panels = len(data)
-    elif data.ndim == 4:
-        grid, panels = data, data.shape[0] * data.shape[1]
-    else:
-        raise ValueError(
-            f"show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {data.shape}"
-        )
+    grid, panels = _panel_grid(to_numpy(matrices), ncols)
     nrows, ncols_ = grid.shape[:2]
     if figsize is None:
         figsize = (cell_size * ncols_ + 1.0, cell_size * nrows + 0.4)
@@ -160,6 +164,22 @@ def show_heatmaps(
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def _panel_grid(data: np.ndarray, ncols: int | None) -> tuple[np.ndarray, int]:
+    """The panels of :func:`show_heatmaps` as a grid [R, C, rows, cols], and how many are real:
+    [N, rows, cols] wraps into rows of ``ncols`` (all N when None), and NaN panels complete the
+    last row; [R, C, rows, cols] is a grid already."""
+    if data.ndim == 3:
+        per_row = len(data) if ncols is None else ncols
+        shortfall = -len(data) % per_row  # empty panels that complete the last row
+        padding = np.full((shortfall, *data.shape[-2:]), np.nan, dtype=data.dtype)
+        return np.concatenate([data, padding]).reshape(-1, per_row, *data.shape[-2:]), len(data)
+    if data.ndim == 4:
+        return data, data.shape[0] * data.shape[1]
+    raise ValueError(
+        f"show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {data.shape}"
+    )
 
 
 def _keep_outer_labels(ax: Axes, left: bool, bottom: bool) -> None:
@@ -224,8 +244,8 @@ def plot_distributions(
     wide distribution can be compared on one axis."""
     fig, ax = _new_axes(ax, figsize)
     frames = [(name, to_numpy(values).ravel()) for name, values in samples.items()]
-    low = min(float(values.min()) for _, values in frames)
-    high = max(float(values.max()) for _, values in frames)
+    low = min(float(values.min()) for _name, values in frames)
+    high = max(float(values.max()) for _name, values in frames)
     edges = np.linspace(low, high, bins + 1)  # shared bins: widths comparable across samples
     for name, values in frames:
         seaborn.histplot(
@@ -299,20 +319,7 @@ def scatter_labelled(
             f"scatter_labelled needs points of shape [N, 2] and N labels, got {xy.shape} and {len(labels)}"
         )
     fig, ax = _new_axes(ax, figsize)
-    names = list(dict.fromkeys(groups)) if groups is not None else [None]
-    palette = plt.get_cmap("tab10").colors
-    for index, name in enumerate(names):
-        members = [i for i in range(len(xy)) if groups is None or groups[i] == name]
-        ax.scatter(
-            xy[members, 0],
-            xy[members, 1],
-            s=25,
-            color=palette[index % len(palette)],
-            label=name,
-            zorder=3,
-        )
-    if groups is not None:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    _scatter_groups(ax, xy, groups)
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
@@ -336,6 +343,25 @@ def scatter_labelled(
     ]
     _spread_labels(fig, texts)
     return fig
+
+
+def _scatter_groups(ax: Axes, xy: np.ndarray, groups: Sequence[str] | None) -> None:
+    """The points [N, 2], one colour per group in order of first appearance, with a legend
+    beside the axes when there are groups."""
+    names = list(dict.fromkeys(groups)) if groups is not None else [None]
+    palette = plt.get_cmap("tab10").colors
+    for index, name in enumerate(names):
+        members = [i for i in range(len(xy)) if groups is None or groups[i] == name]
+        ax.scatter(
+            xy[members, 0],
+            xy[members, 1],
+            s=25,
+            color=palette[index % len(palette)],
+            label=name,
+            zorder=3,
+        )
+    if groups is not None:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
 def _spread_labels(fig: Figure, texts: list) -> None:

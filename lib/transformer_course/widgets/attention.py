@@ -116,17 +116,19 @@ def _error_html(error: Exception) -> str:
     return f"<b style='color:#b00'>{html.escape(message)}</b>"
 
 
-def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequence[str]]):
-    """The explorer of 08_v_attention: q, k [B, H, T, D] and the tokens [B][T] of the batch.
+def _row_table_html(heading: str, rows) -> str:
+    """The exact weights of one query row (:func:`attention_row_table`) under a bold heading."""
+    return "<b>" + heading + "</b>" + _table_html(rows)
 
-    Knobs: batch row, head (or all heads), causal mask on/off, 1/√D scale on/off, and the
-    query row whose exact weights the table lists. The heatmaps are HTML (hover a cell for
-    its weight) so a redraw is fast enough to follow a dragged slider. Returns the widget.
-    """
+
+def _token_code(token: str) -> str:
+    """A token as it appears in a heading: visible (:func:`token_label`), escaped, in code type."""
     import html
 
-    import ipywidgets as widgets
+    return f"<code>{html.escape(token_label(token))}</code>"
 
+
+def _check_batched_qk(q, k) -> None:
     if (
         not isinstance(q, torch.Tensor)
         or q.dim() != 4
@@ -137,6 +139,18 @@ def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequen
             f"q and k must both have shape [B, H, T, D], got {tuple(getattr(q, 'shape', ()))} "
             f"and {tuple(getattr(k, 'shape', ()))}"
         )
+
+
+def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequence[str]]):
+    """The explorer of 08_v_attention: q, k [B, H, T, D] and the tokens [B][T] of the batch.
+
+    Knobs: batch row, head (or all heads), causal mask on/off, 1/√D scale on/off, and the
+    query row whose exact weights the table lists. The heatmaps are HTML (hover a cell for
+    its weight) so a redraw is fast enough to follow a dragged slider. Returns the widget.
+    """
+    import ipywidgets as widgets
+
+    _check_batched_qk(q, k)
     B, H, T, _D = q.shape
     row = widgets.IntSlider(value=0, min=0, max=B - 1, description=_("batch row"))
     head = widgets.Dropdown(options=_head_options(H), value=ALL_HEADS, description=_("head"))
@@ -160,14 +174,10 @@ def attention_explorer(q: torch.Tensor, k: torch.Tensor, tokens: Sequence[Sequen
             scale="1/√D" if scaled else _("1 (none)"),
         )
         heatmap.value = view
-        table.value = (
-            "<b>"
-            + _("exact weights of query {query} = {token}").format(
-                query=query, token=f"<code>{html.escape(token_label(tokens[row][query]))}</code>"
-            )
-            + "</b>"
-            + _table_html(rows)
+        heading = _("exact weights of query {query} = {token}").format(
+            query=query, token=_token_code(tokens[row][query])
         )
+        table.value = _row_table_html(heading, rows)
 
     out = widgets.interactive_output(
         show, {"row": row, "head": head, "masked": masked, "scaled": scaled, "query": query}
@@ -181,8 +191,6 @@ def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] |
 
     Knobs: layer, head (or all heads of the layer) and the query row of the table.
     """
-    import html
-
     import ipywidgets as widgets
 
     layers = as_layers(weights)  # (L, H, T, S)
@@ -203,16 +211,10 @@ def weights_explorer(weights, tokens: Sequence[str], key_tokens: Sequence[str] |
             heatmap.value, table.value = _error_html(error), ""
             return
         heatmap.value = view
-        table.value = (
-            "<b>"
-            + _("exact weights of query {query} = {token} in layer {layer}").format(
-                query=query,
-                token=f"<code>{html.escape(token_label(tokens[query]))}</code>",
-                layer=layer,
-            )
-            + "</b>"
-            + _table_html(rows)
+        heading = _("exact weights of query {query} = {token} in layer {layer}").format(
+            query=query, token=_token_code(tokens[query]), layer=layer
         )
+        table.value = _row_table_html(heading, rows)
 
     out = widgets.interactive_output(show, {"layer": layer, "head": head, "query": query})
     return widgets.VBox([widgets.HBox([layer, head, query]), heatmap, table, out])

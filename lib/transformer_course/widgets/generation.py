@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -184,6 +184,19 @@ def continue_text(
     except (ValueError, TypeError) as error:
         empty.error = _("Cannot generate with these settings: {error}").format(error=error)
         return empty
+    return _finished(model, prompt, prompt_ids, new_ids, decode_token, settings)
+
+
+def _finished(
+    model: nn.Module,
+    prompt: str,
+    prompt_ids: Sequence[int],
+    new_ids: list[int],
+    decode_token: Callable[[int], str],
+    settings: dict,
+) -> Continuation:
+    """The continuation :func:`continue_text` returns: each new token's text and probability,
+    and the note on a prompt longer than the context."""
     probs = continuation_log_probs(model, prompt_ids, new_ids).exp().tolist() if new_ids else []
     return Continuation(
         prompt=prompt,

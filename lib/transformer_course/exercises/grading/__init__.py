@@ -1,72 +1,67 @@
 """Grading a class with the course's own checkers (README "For teachers").
 
 ``python -m transformer_course grade SUBMISSIONS/ --out grades.csv`` takes one folder per
-student (``SUBMISSIONS/<student>/*.ipynb``, the notebooks named as the course names them) and:
+student (``SUBMISSIONS/<student>/*.ipynb``, the notebooks named as the course names them) and,
+for each student:
 
-- runs each notebook of each student top to bottom in a kernel of its own (a separate process,
-  nbclient), on a copy, with every stored output cleared first (a verdict counts only if this run
-  prints it), a time limit per cell, and every connection except loopback refused
-  (:mod:`transformer_course.exercises.grading.offline`);
-- reads the checkers' verdicts exactly as the learner's progress table does
-  (:func:`progress.notebook_exercises`) and writes a CSV gradebook: one row per student, one
-  column per exercise of the course (``NN_topic:check_name``) holding ``passed``, ``failed`` or
-  ``not answered``;
-- writes one Markdown feedback file per student with the checkers' own messages (they name the
-  likely slip), the cells that raised, and any problem with the submission;
-- flags a submission whose check cells were edited: the lines from the ``check_…(…)`` call on
-  must be the course's own (matched by cell id), and no cell may define, assign or import a name
-  ``check_…`` that the course notebook does not import.
+- copies their folder (regular files only: links are not followed, :mod:`.submissions`) and reads
+  each notebook from that copy before any of its code runs: a file that cannot be read becomes a
+  sentence in that student's row ("unreadable: invalid JSON at line 3, column 1"), and check cells
+  that differ from the course's are flagged (:mod:`.tamper`);
+- runs each notebook in a sandbox of its own (:mod:`.sandbox`: bubblewrap, no network, an
+  unprivileged user, a clean environment, limits on memory, CPU, processes, file size and wall
+  clock), then makes the grader's own calls in the same kernel (:mod:`.kernel_probe`): the values
+  of the answers, and the results of each build exercise's function on inputs seeded from a
+  secret of this run;
+- judges those values with the course's checkers in this process (:mod:`.probes`): what the
+  notebook printed is never read, so nothing a student's kernel patches or prints changes a
+  verdict.
 
-With ``--gradescope DIR`` each student also gets ``DIR/<student>.json`` in the results format of
-Gradescope's autograder (what otter-grader writes for Gradescope): one test per exercise, score
-1 when it passes, the checker's message as its output.
-
-The column set comes from the course's own notebooks (``--course``, default ``notebooks``), so a
-notebook a student did not hand in shows as ``not answered`` and an extra file is ignored.
+It writes a CSV gradebook (one row per student, one column per exercise of the course,
+``NN_topic:check_name``, holding ``passed``, ``failed`` or ``not answered``, or ``ungraded``
+for a question whose answer is no plain data (a function, a model); every text cell
+escaped against spreadsheet formulas), one Markdown feedback file per student with the checkers'
+own messages, and with ``--gradescope DIR`` one ``DIR/<student>.json`` in the results format of
+Gradescope's autograder. The column set comes from the course's own notebooks (``--course``), so
+a notebook a student did not hand in shows as ``not answered`` and an extra file is ignored.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import re
-import shutil
+import secrets
+import stat
+import sys
 import tempfile
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...i18n import _
-from ...notebook import clear_outputs
-from ..progress import _CHECK_CALL, ExerciseStatus, checker_names, notebook_exercises
-from . import offline
-
-#: What a gradebook cell says, from each status of the progress table.
-GRADE_OF_STATUS = {
-    "passed": "passed",
-    "not yet right": "failed",
-    "error": "failed",  # the cell raised: the learner's code or answer broke the check
-    "not answered": "not answered",
-    "hint shown": "not answered",  # the cell still asks for a hint instead of judging an answer
-    "not run": "not answered",  # never reached (an earlier time-out) or no check cell
-}
-#: A cell that makes its own ``check_…``: ``def check_x``, ``check_x = …``, ``import … as check_x``.
-_DEFINES_CHECK = re.compile(
-    r"^\s*(?:def\s+(check_\w+)|(check_\w+)\s*(?::[^=]*)?=(?!=)|.*\bimport\b.*\bas\s+(check_\w+))",
-    re.MULTILINE,
+from ..progress import checker_names
+from . import offline, sandbox
+from .probes import (
+    NotPlainData,
+    Probe,
+    course_probes,
+    grade_of,
+    notebook_to_run,
+    probe_request,
+    trial_seed,
+    verdict,
 )
-_IMPORTS_CHECK = re.compile(r"^\s*from\s+\S+\s+import\s+[^\n]*\bcheck_\w+", re.MULTILINE)
+from .submissions import CopyReport, copy_folder, read_notebook
+from .tamper import edited_checks
 
-
-@dataclass(frozen=True)
-class CheckCell:
-    """One exercise cell of the course: its id and the lines from its first check call on."""
-
-    cell_id: str
-    exercises: tuple[str, ...]
-    check_lines: tuple[str, ...]
+#: The most bytes read back from a sandbox: the answers to the grader's calls, its status.
+MAX_ANSWERS_BYTES = 64 * 2**20
+MAX_STATUS_BYTES = 64 * 2**10
+#: The longest feedback file and Gradescope output, in characters.
+MAX_FEEDBACK_CHARS = 200_000
+#: A spreadsheet reads a cell that starts with one of these as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass
@@ -80,188 +75,204 @@ class StudentResult:
     problems: list[str] = field(default_factory=list)
 
 
-def _source(cell: dict[str, Any]) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
+@dataclass(frozen=True)
+class GradingRun:
+    """What every student's grading shares: the course, its registry of calls, the limits, the
+    secret the inputs are seeded from, and whether notebooks run in a sandbox."""
 
+    course: dict[str, dict[str, Any]]
+    probes: dict[str, list[Probe]]
+    timeout: int
+    limits: sandbox.Limits
+    scratch: Path
+    sandboxed: bool
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
 
-def _check_lines(source: str) -> tuple[str, ...]:
-    """The lines from the first ``check_…(`` call to the end, trailing blanks dropped."""
-    lines = source.rstrip().splitlines()
-    for index, line in enumerate(lines):
-        if _CHECK_CALL.match(line):
-            return tuple(line.rstrip() for line in lines[index:])
-    return ()
-
-
-def course_check_cells(notebook: dict[str, Any], every_checker: set[str]) -> list[CheckCell]:
-    """The exercise cells of one course notebook (as JSON), in order."""
-    cells = []
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        source = _source(cell)
-        calls = tuple(call for call in _CHECK_CALL.findall(source) if call in every_checker)
-        if calls:
-            cells.append(CheckCell(cell.get("id", ""), calls, _check_lines(source)))
-    return cells
-
-
-def edited_checks(
-    student: dict[str, Any], course: dict[str, Any], every_checker: set[str]
-) -> list[str]:
-    """What differs in ``student``'s check cells from the ``course`` notebook's, one sentence
-    each; an empty list for an honest submission."""
-    found = []
-    by_id = {cell.get("id"): cell for cell in student.get("cells", [])}
-    for expected in course_check_cells(course, every_checker):
-        cell = by_id.get(expected.cell_id)
-        names = ", ".join(expected.exercises)
-        if cell is None:
-            found.append(
-                _("the check cell of {names} (cell {cell}) is missing").format(
-                    names=names, cell=expected.cell_id
-                )
-            )
-            continue
-        lines = _check_lines(_source(cell))
-        if lines != expected.check_lines:
-            got = " / ".join(lines) or _("no check call")
-            found.append(
-                _(
-                    "the check call of {names} (cell {cell}) was edited: expected `{expected}`, found `{got}`"
-                ).format(
-                    names=names,
-                    cell=expected.cell_id,
-                    expected=" / ".join(expected.check_lines),
-                    got=got,
-                )
-            )
-    course_imports = {
-        line.strip()
-        for cell in course.get("cells", [])
-        for line in _IMPORTS_CHECK.findall(_source(cell))
-    }
-    for cell in student.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        source = _source(cell)
-        for match in _DEFINES_CHECK.finditer(source):
-            name = next(group for group in match.groups() if group)
-            found.append(
-                _("cell {cell} defines its own {name}").format(cell=cell.get("id", "?"), name=name)
-            )
-        for line in _IMPORTS_CHECK.findall(source):
-            if line.strip() not in course_imports:
-                found.append(
-                    _("cell {cell} imports checkers the course does not: `{line}`").format(
-                        cell=cell.get("id", "?"), line=line.strip()
-                    )
-                )
-    return found
-
-
-def run_notebook(
-    path: Path, timeout: int, env: dict[str, str]
-) -> tuple[dict[str, Any], str | None]:
-    """Execute the notebook at ``path`` (outputs cleared first) in a kernel of its own, in its
-    folder, with ``env``; return it as JSON and the reason it stopped early (None when it ran
-    to the end; cells that raise do not stop it)."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    notebook = nbformat.read(path, as_version=4)
-    clear_outputs(notebook)
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    stopped = None
-    try:
-        client.execute(env=env)
-    except CellTimeoutError:
-        stopped = _(
-            "a cell ran longer than {timeout} s and was stopped; later cells did not run"
-        ).format(timeout=timeout)
-    except DeadKernelError as exc:
-        stopped = _("the kernel died ({error}); later cells did not run").format(
-            error=" ".join(str(exc).split())[:200]
-        )
-    return json.loads(nbformat.writes(notebook)), stopped
-
-
-def _columns(notebook: str, rows: Iterable[ExerciseStatus]) -> list[tuple[str, ExerciseStatus]]:
-    """``NN_topic:check_name`` for each exercise; a checker called twice gets ``#2``."""
-    seen: Counter[str] = Counter()
-    named = []
-    for row in rows:
-        seen[row.exercise] += 1
-        suffix = f"#{seen[row.exercise]}" if seen[row.exercise] > 1 else ""
-        named.append((f"{notebook}:{row.exercise}{suffix}", row))
-    return named
+    @property
+    def every_checker(self) -> set[str]:
+        return checker_names()[0]
 
 
 def _submitted(folder: Path, stem: str) -> Path | None:
     """The student's copy of the course notebook ``stem``: the same name, else the one file that
     starts with its number (``05_scale (1).ipynb``)."""
     exact = folder / f"{stem}.ipynb"
-    if exact.is_file():
+    if exact.is_file() and not exact.is_symlink():
         return exact
     number = stem.split("_")[0]
-    candidates = sorted(folder.glob(f"{number}_*.ipynb"))
+    candidates = sorted(p for p in folder.glob(f"{number}_*.ipynb") if not p.is_symlink())
     return candidates[0] if len(candidates) == 1 else None
 
 
-def kernel_environment(guard_folder: Path) -> dict[str, str]:
-    """The environment students' kernels run with: this one, plus the network guard first on
-    ``PYTHONPATH``."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(guard_folder), env.get("PYTHONPATH")]))
-    return env
+def _read_back(path: Path, limit: int) -> bytes | None:
+    """A file the sandbox wrote, read without following a link and at most ``limit`` bytes; None
+    when it is missing, no regular file or too large."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data
 
 
-def grade_student(
-    folder: Path, course: dict[str, dict[str, Any]], timeout: int, env: dict[str, str]
-) -> StudentResult:
-    """Run and grade one student's folder against the course notebooks (stem -> JSON)."""
-    names = checker_names()
+def _answers(exchange: Path) -> tuple[dict[str, Any], str | None]:
+    """The kernel's answers to the grader's calls (plain data only), and a problem if any."""
+    import torch
+
+    raw = _read_back(exchange / sandbox.ANSWERS_FILE, MAX_ANSWERS_BYTES)
+    if raw is None:
+        return {}, None
+    try:
+        answers = torch.load(io.BytesIO(raw), weights_only=True)
+    except Exception as error:  # noqa: BLE001 - whatever the student's kernel wrote there
+        return {}, _("the answers sent back could not be read ({error})").format(
+            error=str(error)[:200]
+        )
+    return (answers, None) if isinstance(answers, dict) else ({}, None)
+
+
+def _stop_reason(exchange: Path, finished: bool, run: GradingRun) -> str | None:
+    """Why the notebook's run stopped early, in a sentence (None when it ran to the end)."""
+    if not finished:
+        return _("the notebook ran past its time budget of {seconds} s and was stopped").format(
+            seconds=run.limits.wall_seconds
+        )
+    raw = _read_back(exchange / sandbox.STATUS_FILE, MAX_STATUS_BYTES)
+    try:
+        status = json.loads(raw) if raw else None
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        return _("the run ended without a status (the kernel's processes were killed, or a limit "
+                 "was reached)")  # fmt: skip
+    detail = str(status.get("detail", ""))[:300]
+    return {
+        None: None,
+        "timeout": _(
+            "a cell ran longer than {timeout} s and was stopped; later cells did not run"
+        ).format(timeout=run.timeout),  # fmt: skip
+        "dead": _("the kernel died ({error}); later cells did not run").format(error=detail),
+    }.get(status.get("stopped"), _("could not be run: {error}").format(error=detail))
+
+
+def _start(run: GradingRun, home: Path, exchange: Path, guard: Path | None) -> bool:
+    """Run the request in ``exchange`` on the student's files in ``home``: sandboxed, or (when
+    trusted) as the teacher with the clean environment. Returns False past the wall clock."""
+    log = exchange.parent / f"{exchange.name}.log"  # outside the sandbox: only the grader's
+    if run.sandboxed:
+        sandbox.hand_over(home)
+        sandbox.hand_over(exchange)
+        env = sandbox.sandbox_environment(sandbox.HOME, "/tmp")
+        stubs = run.scratch / "solution-stubs"
+        command = sandbox.bwrap_command(home, exchange, stubs, env)
+        return sandbox.run_driver(command, None, run.limits, log, exchange)
+    temporary = exchange / "tmp"
+    temporary.mkdir(exist_ok=True)
+    env = sandbox.sandbox_environment(str(home), str(temporary), str(guard) if guard else None)
+    command = [sys.executable, "-m", f"{__name__}.driver", str(exchange / "request.json")]
+    limits = sandbox.Limits(**{**run.limits.__dict__, "processes": None})
+    return sandbox.run_driver(command, env, limits, log, exchange)
+
+
+def _run_notebook(
+    run: GradingRun, notebook: dict[str, Any], stem: str, home: Path, relative: Path,
+    student: str,
+) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+    """Run one submitted notebook (JSON, as read before) and the grader's calls; return the
+    answers by column and the problems met."""
+    exchange = Path(
+        tempfile.mkdtemp(prefix=f"exchange-{stem}-", dir=run.scratch / "students" / student)
+    )
+    requests = [
+        probe_request(probe, trial_seed(run.secret, student, probe.column))
+        for probe in run.probes[stem]
+        if not probe.asks_for_hint
+    ]
+    kernel_home = Path(sandbox.HOME) if run.sandboxed else home
+    answers_file = (Path(sandbox.EXCHANGE) if run.sandboxed else exchange) / sandbox.ANSWERS_FILE
+    seconds = max(5, run.timeout // max(1, len(requests)))
+    to_run = notebook_to_run(notebook, run.probes[stem], requests, str(answers_file), seconds)
+    request = {"notebook": to_run, "cwd": str(kernel_home / relative), "timeout": run.timeout}
+    (exchange / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    finished = _start(run, home, exchange, run.scratch / "guard")
+    problems = []
+    stopped = _stop_reason(exchange, finished, run)
+    answers, unreadable = _answers(exchange)
+    problems += [f"{stem}: {problem}" for problem in (stopped, unreadable) if problem]
+    return answers, problems
+
+
+def _judge(result: StudentResult, run: GradingRun, stem: str, answers: dict[str, Any]) -> None:
+    """Write into ``result`` the course checkers' verdicts on ``answers`` for notebook ``stem``."""
+    for probe in run.probes[stem]:
+        try:
+            feedback = verdict(probe, answers.get(probe.column),
+                               trial_seed(run.secret, result.student, probe.column))  # fmt: skip
+        except NotPlainData as kind:
+            result.grades[probe.column] = "ungraded"
+            result.feedback[probe.column] = _(
+                "the answer is a {kind}, not plain data (a number, text, a tuple or a tensor): "
+                "the grader cannot judge it outside the student's kernel; grade it by hand"
+            ).format(kind=kind)
+            continue
+        except Exception as error:  # noqa: BLE001 - never let one answer stop the class
+            result.grades[probe.column] = "failed"
+            result.feedback[probe.column] = _("the grader could not judge this answer ({error})"
+                                              ).format(error=str(error)[:300])  # fmt: skip
+            continue
+        result.grades[probe.column] = grade_of(feedback)
+        if feedback is not None:
+            result.feedback[probe.column] = str(feedback)
+
+
+def _read_submissions(
+    result: StudentResult, run: GradingRun, home: Path
+) -> dict[str, tuple[dict[str, Any], Path]]:
+    """Every course notebook the student handed in, read (and checked for edited check cells)
+    before any student code runs: stem -> (JSON, its folder relative to ``home``)."""
+    read_all = {}
+    for stem, course_notebook in run.course.items():
+        path = _submitted(home, stem)
+        if path is None:
+            if run.probes[stem]:
+                result.problems.append(_("{stem}.ipynb was not handed in").format(stem=stem))
+            continue
+        read = read_notebook(path)
+        if read.problem or read.notebook is None:
+            result.problems.append(f"{stem}: {read.problem}")
+            continue
+        if read.converted:
+            result.problems.append(f"{stem}: " + _("a version-3 notebook, converted to version "
+                                                   "4; its check cells were matched by content"))  # fmt: skip
+        result.edited += [
+            f"{stem}: {sentence}"
+            for sentence in edited_checks(
+                read.notebook, course_notebook, run.every_checker, by_id=not read.converted
+            )  # fmt: skip
+        ]
+        read_all[stem] = (read.notebook, path.parent.relative_to(home))
+    return read_all
+
+
+def grade_student(folder: Path, run: GradingRun) -> StudentResult:
+    """Copy, read, run and grade one student's folder (this module's docstring)."""
     result = StudentResult(folder.name)
-    with tempfile.TemporaryDirectory(prefix=f"grade-{folder.name}-") as scratch:
-        work = Path(scratch) / folder.name
-        shutil.copytree(folder, work)  # the student's own files stay untouched
-        for stem, course_notebook in course.items():
-            expected = notebook_exercises(course_notebook, stem, names)
-            path = _submitted(work, stem)
-            if path is None:
-                if expected:
-                    result.problems.append(_("{stem}.ipynb was not handed in").format(stem=stem))
-                for column, _row in _columns(stem, expected):
-                    result.grades[column] = "not answered"
-                continue
-            try:
-                ran, stopped = run_notebook(path, timeout, env)
-            except Exception as exc:  # noqa: BLE001 - one broken file must not stop the class
-                ran, stopped = (
-                    {"cells": []},
-                    _("could not be run: {error}").format(error=" ".join(str(exc).split())[:300]),
-                )
-            if stopped:
-                result.problems.append(f"{stem}: {stopped}")
-            student_notebook = json.loads(path.read_text(encoding="utf-8"))
-            result.edited += [
-                f"{stem}: {sentence}"
-                for sentence in edited_checks(student_notebook, course_notebook, names[0])
-            ]
-            got = dict(_columns(stem, notebook_exercises(ran, stem, names)))
-            for column, _row in _columns(stem, expected):
-                row = got.get(column)
-                result.grades[column] = GRADE_OF_STATUS[row.status] if row else "not answered"
-                if row and row.feedback:
-                    result.feedback[column] = row.feedback
+    student_scratch = run.scratch / "students" / folder.name
+    student_scratch.mkdir(parents=True)
+    home = student_scratch / "home"
+    copied = copy_folder(folder, home, CopyReport())
+    result.problems += [_("left out {entry}").format(entry=entry) for entry in copied.skipped]
+    submitted = _read_submissions(result, run, home)
+    for stem in run.course:
+        answers: dict[str, Any] = {}
+        if stem in submitted:
+            notebook, relative = submitted[stem]
+            answers, problems = _run_notebook(run, notebook, stem, home, relative, folder.name)
+            result.problems += problems
+        _judge(result, run, stem, answers)
     return result
 
 
@@ -278,7 +289,7 @@ def read_course(course_folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def feedback_text(result: StudentResult) -> str:
-    """The Markdown feedback file of one student."""
+    """The Markdown feedback file of one student (at most :data:`MAX_FEEDBACK_CHARS`)."""
     passed = sum(grade == "passed" for grade in result.grades.values())
     lines = [
         _("# Feedback for {student}").format(student=result.student),
@@ -299,7 +310,14 @@ def feedback_text(result: StudentResult) -> str:
         if message:
             lines += ["", "```text", message, "```"]
         lines.append("")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if len(text) <= MAX_FEEDBACK_CHARS:
+        return text
+    return (
+        text[:MAX_FEEDBACK_CHARS]
+        + "\n\n"
+        + _("(feedback cut at {n} characters)").format(n=MAX_FEEDBACK_CHARS)
+    )
 
 
 def gradescope_results(result: StudentResult) -> dict[str, Any]:
@@ -309,18 +327,26 @@ def gradescope_results(result: StudentResult) -> dict[str, Any]:
     ] + result.problems
     return {
         "score": sum(grade == "passed" for grade in result.grades.values()),
-        "output": "\n".join(notes),
+        "output": "\n".join(notes)[:MAX_FEEDBACK_CHARS],
         "tests": [
             {
                 "name": column,
                 "score": 1 if grade == "passed" else 0,
                 "max_score": 1,
                 "status": "passed" if grade == "passed" else "failed",
-                "output": f"{grade}\n{result.feedback.get(column, '')}".strip(),
+                "output": f"{grade}\n{result.feedback.get(column, '')}".strip()[:10_000],
             }
             for column, grade in result.grades.items()
         ],
     }
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` with a ``'`` in front when it is text a spreadsheet would read as a formula
+    (a student folder named ``=HYPERLINK(…)``)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _write_student(
@@ -334,14 +360,77 @@ def _write_student(
             json.dumps(gradescope_results(result), ensure_ascii=False, indent=1),
             encoding="utf-8",
         )
-    return {
+    row = {
         "student": result.student,
         "passed": sum(grade == "passed" for grade in result.grades.values()),
         "of": len(result.grades),
         "edited checks": len(result.edited),
-        "problems": "; ".join(result.problems),
+        "problems": "; ".join(result.problems)[:10_000],
         **result.grades,
     }
+    return {column: spreadsheet_safe(value) for column, value in row.items()}
+
+
+def _student_folders(submissions: Path) -> list[Path]:
+    """The entries of ``submissions`` that are students: folders, and links (which are not
+    followed: they get a row that says so), sorted; an error when there is none."""
+    students = []
+    if submissions.is_dir():
+        for entry in sorted(os.scandir(submissions), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False) or entry.is_symlink():
+                students.append(Path(entry.path))
+    if not students:
+        raise FileNotFoundError(
+            _("no student folders in {folder}: expected SUBMISSIONS/<student>/*.ipynb").format(
+                folder=submissions.resolve()
+            )
+        )
+    return students
+
+
+def _course_columns(run: GradingRun) -> list[str]:
+    return [probe.column for probes in run.probes.values() for probe in probes]
+
+
+def _graded_safely(folder: Path, run: GradingRun) -> StudentResult:
+    """One student's result, whatever their folder holds: a folder that is a link, or anything
+    the grader did not foresee, is a row with its reason, never the end of the class."""
+    if folder.is_symlink():
+        result = StudentResult(folder.name)
+        result.problems.append(_("the folder is a symbolic link: not followed"))
+    else:
+        try:
+            return grade_student(folder, run)
+        except Exception as error:  # noqa: BLE001 - one student never stops the class
+            result = StudentResult(folder.name)
+            result.problems.append(_("could not be graded: {error}").format(
+                error=" ".join(str(error).split())[:300]))  # fmt: skip
+    result.grades = {column: "not answered" for column in _course_columns(run)}
+    return result
+
+
+def _prepare(run: GradingRun) -> None:
+    """The run's shared files: the solution stubs the sandboxes mount, or the network guard."""
+    if run.sandboxed:
+        sandbox.write_solution_stubs(run.scratch / "solution-stubs")
+    else:
+        offline.write_sitecustomize(run.scratch / "guard")
+    os.chmod(run.scratch, 0o755)  # the sandbox's user reads the stubs and its own folders
+
+
+def _check_options(timeout: int, trusted: bool) -> None:
+    if timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
+    problem = sandbox.sandbox_problem()
+    if problem and not trusted:
+        raise sandbox.SandboxUnavailableError(
+            _(
+                "cannot sandbox students' code here ({problem}). Install bubblewrap (Linux: "
+                "apt-get install bubblewrap) or grade inside a throw-away virtual machine or "
+                "container with --trusted-submissions: without a sandbox, students' code runs as "
+                "you, with your files"
+            ).format(problem=problem)  # fmt: skip
+        )
 
 
 def grade_class(
@@ -352,37 +441,38 @@ def grade_class(
     feedback: str | os.PathLike | None = None,
     gradescope: str | os.PathLike | None = None,
     timeout: int = 600,
+    limits: sandbox.Limits | None = None,
+    trusted_submissions: bool = False,
     say=print,
 ):
     """Grade every student folder in ``submissions``; write the CSV gradebook ``out``, one
     ``<student>.md`` per student into ``feedback`` (default: ``<out without .csv>_feedback``)
     and, with ``gradescope``, one ``<student>.json`` in Gradescope's results format there.
-    Returns the gradebook as a pandas DataFrame (one row per student)."""
+    ``timeout`` is one cell's limit, ``limits`` each notebook's (:class:`.sandbox.Limits`);
+    without bubblewrap it refuses unless ``trusted_submissions``. Returns the gradebook as a
+    pandas DataFrame (one row per student)."""
     import pandas as pd
 
-    submissions, out = Path(submissions), Path(out)
-    students = (
-        sorted(p for p in submissions.iterdir() if p.is_dir()) if submissions.is_dir() else []
-    )
-    if not students:
-        raise FileNotFoundError(
-            _("no student folders in {folder}: expected SUBMISSIONS/<student>/*.ipynb").format(
-                folder=submissions.resolve()
-            )
-        )
-    if timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
+    out = Path(out)
+    students = _student_folders(Path(submissions))
+    _check_options(timeout, trusted_submissions)
     course_notebooks = read_course(Path(course))
     feedback_dir = Path(feedback) if feedback is not None else out.with_name(f"{out.stem}_feedback")
     feedback_dir.mkdir(parents=True, exist_ok=True)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="grade-guard-") as guard:
-        env = kernel_environment(Path(guard))
-        offline.write_sitecustomize(guard)
+    with tempfile.TemporaryDirectory(prefix="grade-", ignore_cleanup_errors=True) as scratch:
+        run = GradingRun(
+            course=course_notebooks,
+            probes={stem: course_probes(nb, stem) for stem, nb in course_notebooks.items()},
+            timeout=timeout,
+            limits=limits or sandbox.Limits(),
+            scratch=Path(scratch),
+            sandboxed=sandbox.sandbox_problem() is None,
+        )
+        _prepare(run)
         for number, folder in enumerate(students, 1):
             say(f"[{number}/{len(students)}] {folder.name}")
-            result = grade_student(folder, course_notebooks, timeout, env)
-            rows.append(_write_student(result, feedback_dir, gradescope))
+            rows.append(_write_student(_graded_safely(folder, run), feedback_dir, gradescope))
     gradebook = pd.DataFrame(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     gradebook.to_csv(out, index=False)
@@ -399,9 +489,11 @@ def add_grade_command(commands) -> None:
     grade = commands.add_parser(
         "grade",
         help="run and grade a class's notebooks (SUBMISSIONS/<student>/*.ipynb)",
-        description="Run every student's notebooks offline, each in its own kernel, and write a "
-        "CSV gradebook (passed / failed / not answered per exercise), one feedback file per "
-        "student, and a flag for check cells that differ from the course's.",
+        description="Run every student's notebooks, each in a sandbox of its own (bubblewrap: "
+        "no network, an unprivileged user, limits), judge the answers with the course's "
+        "checkers in the grader's own process, and write a CSV gradebook (passed / failed / "
+        "not answered per exercise), one feedback file per student, and a flag for check cells "
+        "that differ from the course's.",
     )
     grade.add_argument("submissions", help="a folder with one sub-folder of notebooks per student")
     grade.add_argument("--out", default="grades.csv", help="the CSV gradebook to write")
@@ -420,4 +512,23 @@ def add_grade_command(commands) -> None:
     )
     grade.add_argument(
         "--timeout", type=int, default=600, help="seconds one cell may run before it is stopped"
+    )
+    _add_limit_options(grade)
+
+
+def _add_limit_options(grade) -> None:
+    """The sandbox's limits and the escape hatch, as ``grade`` options."""
+    defaults = sandbox.Limits()
+    grade.add_argument("--notebook-timeout", type=int, default=defaults.wall_seconds,
+                       help="seconds one notebook may run in all (wall clock) before its "
+                       "sandbox is stopped")  # fmt: skip
+    grade.add_argument("--memory", type=int, default=defaults.memory_mib,
+                       help="MiB of memory each process of a student's run may map")  # fmt: skip
+    grade.add_argument("--cpu", type=int, default=defaults.cpu_seconds,
+                       help="CPU seconds each process of a student's run may use")  # fmt: skip
+    grade.add_argument(
+        "--trusted-submissions",
+        action="store_true",
+        help="run students' code without a sandbox, as you, where bubblewrap is missing (only "
+        "inside a throw-away virtual machine or container)",
     )

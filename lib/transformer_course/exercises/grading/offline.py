@@ -1,8 +1,8 @@
 """Keep a Python process, and every Python process started from it, off the network.
 
 Used where the course runs code it must keep from reaching the outside: a teacher's grading run
-executes students' notebooks (``exercises.grading``), and the tests prove that an installed
-wheel needs nothing from the network. Loopback stays open (Jupyter kernels talk to their client
+with ``--trusted-submissions`` (no sandbox there: :mod:`.sandbox`, whose network namespace
+replaces this guard), and the tests that prove an installed wheel needs nothing from the network. Loopback stays open (Jupyter kernels talk to their client
 over 127.0.0.1, and the tests serve a fake Hugging Face Hub there); any other ``connect``
 raises ``OfflineError`` (a ``ConnectionRefusedError``) and, when
 ``$TRANSFORMER_COURSE_BLOCKED_LOG`` names a file, is appended to it, so a caller also sees

@@ -27,8 +27,8 @@ def sees_the_future(model: torch.nn.Module, idx: torch.Tensor, t: int) -> bool:
         changed[:, t + 1 :] + 1
     ) % model.config.vocab_size  # every later token differs
     with torch.no_grad():
-        before, _ = model(idx)  # (B, T, V)
-        after, _ = model(changed)  # (B, T, V)
+        before, _loss = model(idx)  # (B, T, V)
+        after, _loss = model(changed)  # (B, T, V)
     return not torch.equal(before[:, : t + 1], after[:, : t + 1])  # bit for bit, no tolerance
 
 

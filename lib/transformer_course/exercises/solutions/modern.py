@@ -34,5 +34,5 @@ def grouped_query_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -
     # (B, H_kv, S, D) -> (B, H, S, D): each K/V head r times, next to itself
     k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)  # (B, H_kv, S, D) -> (B, H, S, D)
-    out, _ = scaled_dot_product_attention(q, k, v)  # (B, H, T, D), weights (B, H, T, S)
+    out, _weights = scaled_dot_product_attention(q, k, v)  # (B, H, T, D), weights (B, H, T, S)
     return out

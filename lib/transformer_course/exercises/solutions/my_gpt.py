@@ -52,7 +52,7 @@ class MyGPT(nn.Module):
                     "ffn": nn.ModuleDict({"up": nn.Linear(C, 4 * C), "down": nn.Linear(4 * C, C)}),
                 }
             )
-            for _ in range(n_layers)
+            for _layer in range(n_layers)
         )
         self.final_norm = nn.LayerNorm(C)
         # The library's init (notebook 10): small linear weights make the untrained loss ≈ ln V;

@@ -27,7 +27,7 @@ def validation_loss(model: nn.Module, ids: torch.Tensor, context_length: int) ->
     y = ids[1 : windows * T + 1].view(windows, T)  # (W, T) the inputs shifted by one
     model.eval()  # dropout off: the same number every time
     with torch.no_grad():
-        _, loss = model(x, y)  # mean over W·T predictions
+        _logits, loss = model(x, y)  # mean over W·T predictions
     return loss.item()
 
 
@@ -40,7 +40,7 @@ def one_training_step(
     grad_clip: float | None,
 ) -> float:
     """One optimisation step on the batch ``x``, ``y`` [B, T]; returns the loss before the update."""
-    _, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
+    _logits, loss = model(x, y)  # (B, T) -> (B, T, V) logits and the mean cross-entropy
     optimizer.zero_grad(set_to_none=True)  # backward adds to old gradients: clear the last step's
     loss.backward()  # a gradient for every parameter
     if grad_clip is not None:  # rescale the whole gradient to length ≤ grad_clip
