@@ -130,9 +130,14 @@ def graded(tmp_path_factory):
     (root / "submissions" / "dee" / "05_scale.ipynb").write_text("{not json", encoding="utf-8")
 
     out = root / "grades.csv"
+    # Sandboxed where bubblewrap works (CI installs it); elsewhere (a contributor's macOS) the
+    # same class runs trusted, so `make test` stays green there and the grades are still checked.
+    from transformer_course.exercises.grading import sandbox
+
+    trusted = [] if sandbox.sandbox_problem() is None else ["--trusted-submissions"]
     status = main(["grade", str(root / "submissions"), "--out", str(out),
                    "--course", str(root / "course"), "--timeout", "120",
-                   "--gradescope", str(root / "gradescope")])  # fmt: skip
+                   "--gradescope", str(root / "gradescope"), *trusted])  # fmt: skip
     assert status == 0
     with out.open(encoding="utf-8", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}

@@ -28,6 +28,7 @@ failure of those set-up lines that Colab's pinned packages alone would cause. ``
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import shutil
@@ -112,7 +113,7 @@ def install() -> int:
 def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
     from nbclient.exceptions import CellExecutionError
 
-    from transformer_course.exercises.grading import kernel_environment, offline
+    from transformer_course.exercises.grading import offline
     from transformer_course.exercises.notebook_runner import run_notebook
 
     start = time.monotonic()
@@ -121,7 +122,10 @@ def _run_one(path: str, timeout: int) -> tuple[str, float, str]:
         shutil.copy(path, copy)
         guard = Path(folder) / ".guard"
         offline.write_sitecustomize(guard)
-        env = dict(kernel_environment(guard), TRANSFORMER_COURSE_I18N_STRICT="1")
+        # The network guard first on the kernel's path: outside connections are refused, as
+        # the offline machines refuse them (the notebooks must work offline in Colab too).
+        python_path = os.pathsep.join(filter(None, [str(guard), os.environ.get("PYTHONPATH")]))
+        env = dict(os.environ, PYTHONPATH=python_path, TRANSFORMER_COURSE_I18N_STRICT="1")
         try:
             run_notebook(copy, timeout=timeout, env=env)
             error = ""
