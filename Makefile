@@ -59,6 +59,9 @@ JOBS ?= 2
 # it fixes versions, it never adds a package. Learners who `pip install` the course keep
 # pyproject.toml's ranges; `make test-latest` runs the suite on the newest versions they allow.
 LOCK ?= requirements/lock.txt
+# pip itself is no dependency of the project, so the lock leaves it out: pinned here, so that a
+# new pip (its resolver, its warnings) reaches CI only when this line changes.
+PIP_SPEC ?= pip==26.3
 LOCK_FLAG := $(if $(LOCK),-c $(LOCK))
 # One torch thread per test process: two xdist workers (and their notebook kernels) already
 # fill CI's two cores, and oversubscribed threads make small tensor ops many times slower.
@@ -71,7 +74,7 @@ TEST_ENV := OMP_NUM_THREADS=$(or $(THREADS),1) MKL_NUM_THREADS=$(or $(THREADS),1
 $(BIN)/.installed: pyproject.toml $(LOCK) | torch-check
 	@echo "Creating $(VENV): PyTorch, the course library and JupyterLab (a few minutes)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(PIP_SPEC)"
 	$(BIN)/python tools/choose_torch.py install --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[lab,dev]" $(LOCK_FLAG)
 	touch $@
@@ -126,7 +129,7 @@ COLAB_LOCK ?= tests/colab/colab-lock.txt
 $(BINC)/.installed: tests/colab/colab-pins.txt tests/colab/test-tools.txt $(COLAB_LOCK)
 	rm -rf $(VENVC)
 	$(COLAB_PYTHON) -m venv $(VENVC)
-	$(BINC)/python -m pip install --quiet --upgrade pip
+	$(BINC)/python -m pip install --quiet "$(PIP_SPEC)"
 	$(BINC)/python tools/choose_torch.py install --venv $(VENVC) --torch "$(COLAB_TORCH)" --spec "$(COLAB_TORCH_SPEC)"
 	$(BINC)/python -m pip install --quiet -r tests/colab/colab-pins.txt -r tests/colab/test-tools.txt $(if $(COLAB_LOCK),-c $(COLAB_LOCK))
 	touch $@
