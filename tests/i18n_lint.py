@@ -131,6 +131,21 @@ def unrendered_emphasis(markdown: str) -> int:
     return html.count("**")
 
 
+_CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\u201c\u201d]"
+#: A line break between two Chinese characters inside a paragraph: only Firefox applies CSS's
+#: segment-break rule, so Chrome, Safari, Colab and the site show it as a stray space. Lines
+#: that start a heading, table row, list item, quote, fence or display maths keep their break.
+BROKEN_SENTENCE = re.compile(
+    rf"^(?![ \t]*(?:#|\||```|\$\$)).*{_CJK}\n(?![ \t]*(?:[-*+#>|]|\d+\.|`|\$))[ \t]*{_CJK}",
+    re.M,
+)
+
+
+def broken_sentences(markdown: str) -> int:
+    """How many line breaks sit between two Chinese characters of one paragraph (code left out)."""
+    return len(BROKEN_SENTENCE.findall(FENCE.sub(" ", markdown)))
+
+
 def _math_key(span: str) -> str:
     return re.sub(r"\\text\{[^}]*\}", r"\\text{}", re.sub(r"\s+", "", span))
 
@@ -166,6 +181,11 @@ def problems(english: str, chinese: str, terms: list[Term] | None = None) -> lis
     if unrendered_emphasis(chinese) > unrendered_emphasis(english):
         found.append(
             "a ** shows as text: after full-width punctuation put a space after the closing **"
+        )
+    if broken_sentences(chinese):
+        found.append(
+            f"{broken_sentences(chinese)} line break(s) inside a Chinese sentence show as a space "
+            "outside Firefox: join the lines"
         )
     if REFERENCE_LINK.search(chinese):
         found.append("reference-style link [text][ref]: write [text](target)")
