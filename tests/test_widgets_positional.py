@@ -26,6 +26,7 @@ def closed_form(pos: int, dim: int, d_model: int, base: float) -> float:
         ((16, 0, 10000.0, 0), "must be even"),
         ((0, 64, 10000.0, 0), "context length must be at least 1"),
         ((16, 64, 1.0, 0), "base must be greater than 1"),
+        ((16, 64, float("inf"), 0), "base must be greater than 1 and finite"),
         ((16, 64, 10000.0, 64), "dimension must be between 0 and"),
     ],
 )
@@ -107,3 +108,9 @@ def test_exercises():
     assert not ex.check_wavelength(2 * math.pi * 10000 ** (20 / 64))
     assert not ex.check_wavelength(...).answered
     assert ex.check_wavelength(..., hint=True).is_hint
+
+
+def test_a_numpy_integer_is_a_whole_number_dimension():
+    import numpy as np
+
+    assert pv.check_knobs(16, 64, 10000.0, np.int64(3)) is None

@@ -9,6 +9,7 @@ the thin ipywidgets wrapper.
 from __future__ import annotations
 
 import math
+import numbers
 
 import matplotlib.pyplot as plt
 import torch
@@ -30,11 +31,12 @@ def check_knobs(context_length: int, d_model: int, base: float, dimension: int) 
         return _(
             "d_model = {d_model} is refused: sine and cosine come in pairs (dimensions 2i and 2i+1), so d_model must be even. Try {suggestion}."
         ).format(d_model=d_model, suggestion=d_model + 1 if d_model % 2 else 2)
-    if not base > 1.0:
+    if not (math.isfinite(base) and base > 1.0):
         return _(
-            "base must be greater than 1 (got {base}); with base ≤ 1 no dimension gets a longer wave."
+            "base must be greater than 1 and finite (got {base}); with base ≤ 1 no dimension gets a longer wave, and an infinite one gives every dimension past the first pair a constant."
         ).format(base=base)
-    if isinstance(dimension, bool) or not isinstance(dimension, int):
+    # numbers.Integral: a NumPy integer (np.int64(3)) is a whole number too.
+    if isinstance(dimension, bool) or not isinstance(dimension, numbers.Integral):
         return _("dimension must be a whole number, a column index (got {dimension!r}).").format(
             dimension=dimension
         )
