@@ -44,6 +44,11 @@ BIN := $(VENV)/bin
 # take the CPU wheel on the CI disk. Asking for another choice once $(VENV) exists is refused.
 TORCH ?=
 TORCH_SPEC ?=
+# TORCH_INDEX: a mirror of PyTorch's CPU index (https://download.pytorch.org/whl/cpu) for networks
+# where that host is slow or blocked; README.zh-CN.md lists mirrors. When the CPU index does not
+# answer, choose_torch.py stops and says how to choose: it never falls back to the CUDA build.
+# pip's own index for everything else: PIP_INDEX_URL=... or `pip config set global.index-url ...`.
+TORCH_INDEX ?=
 # Extra flags for `jupyter lab`, e.g. JUPYTER_ARGS="--no-browser --ip=0.0.0.0 --port=8899".
 JUPYTER_ARGS ?=
 # Jupyter refuses to run as root (Docker, cloud VMs, WSL) unless told it may.
@@ -75,7 +80,7 @@ $(BIN)/.installed: pyproject.toml $(LOCK) | torch-check
 	@echo "Creating $(VENV): PyTorch, the course library and JupyterLab (a few minutes)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "$(PIP_SPEC)"
-	$(BIN)/python tools/choose_torch.py install --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)"
+	$(BIN)/python tools/choose_torch.py install --venv $(VENV) --torch "$(TORCH)" --spec "$(TORCH_SPEC)" --index "$(TORCH_INDEX)"
 	$(BIN)/python -m pip install --quiet -e ".[lab,dev]" $(LOCK_FLAG)
 	touch $@
 

@@ -55,6 +55,8 @@ REFERENCE_PAGES = ["GLOSSARY.md", "SOURCES.md", "API_REFERENCE.md"]
 GENERATED_PAGES = {"API_REFERENCE.md"}
 #: The course map on the landing page: the whole model (gpt_overview), as README.md shows it.
 ROADMAP_NAMES = ["images/roadmap.svg", "images/roadmap.png", "images/gpt_overview.png"]
+#: Where the pictures drawn in another language than English lie: images/zh/ (tools/images.py).
+LANGUAGE_PICTURES = {"zh_CN": "images/zh/"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -503,6 +505,14 @@ def landing_page(
     return text + "\n" + "\n".join(toc)
 
 
+def edition_pictures(edition: Edition) -> list[str]:
+    """The candidates for the landing page's course map, best first: the edition's own drawing
+    (images/zh/gpt_overview.png for the Chinese site), then the English one."""
+    folder = LANGUAGE_PICTURES.get(edition.language)
+    own = [folder + Path(name).name for name in ROADMAP_NAMES] if folder else []
+    return [*own, *ROADMAP_NAMES]
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     """Write only what changed, so Sphinx re-reads only the pages that changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -563,7 +573,7 @@ def stage(edition: Edition = ENGLISH) -> Path:
         )
     readme = (REPO / edition.readme).read_text(encoding="utf-8")
     readme = rewrite_links(readme, edition.readme, staged, repository_url, elsewhere)
-    roadmap = next((n for n in ROADMAP_NAMES if (REPO / n).exists()), None)
+    roadmap = next((n for n in edition_pictures(edition) if (REPO / n).exists()), None)
     landing = landing_page(
         readme, notebooks, references, site_url(repository_url), roadmap, edition
     )

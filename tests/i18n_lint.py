@@ -11,8 +11,18 @@ Used by tests/test_i18n.py; runnable by a translator after each import. For each
   fenced code block, and every link target of the English is in the translation, unchanged;
   no reference-style link (``[text][ref]``: MyST-Parser#690 drops them in translated pages);
 - the glossary (GLOSSARY.md, d2l-zh's usage): where the English cell uses a term, the Chinese
-  cell uses the glossary's Chinese for it; words the glossary rules out (令牌 for token, …) appear
-  only inside a quotation of a source (a Misconception box quotes the source's own Chinese).
+  cell uses the glossary's Chinese for it; words the glossary rules out (令牌 for token, 前置归一化
+  for pre-norm, 教师强制, 检查程序, 单元 for a cell, 提示 for a prompt, …) appear only inside a
+  quotation of a source (a Misconception box quotes the source's own Chinese);
+- typography: no line break inside a Chinese sentence (blockquotes included: Chrome, Safari and
+  Colab show it as a space); one quote style, “” (‘’ inside), no 「」, no straight quotes around
+  Chinese, no space between a full-width quote and a Chinese character;
+- ASCII diagrams (a fenced block without a language, drawn with box lines) are translated, and
+  keep every line and arrow at the English one's column.
+
+tests/test_i18n_typography.py applies the quote and term rules to the library catalog,
+README.zh-CN.md and the glossary too, and checks that a recurring English sentence has one
+Chinese rendering across the notebooks.
 """
 
 from __future__ import annotations
@@ -71,6 +81,17 @@ RULED_OUT = {
     "波束搜索": "束搜索 (beam search)",
     "集束搜索": "束搜索 (beam search)",
     "贪婪搜索": "贪心搜索 (greedy search)",
+    "前置归一化": "前置规范化 (pre-norm)",
+    "后置归一化": "后置规范化 (post-norm)",
+    "均方根归一化": "均方根规范化 (RMSNorm)",
+    "归一化层": "规范化层 (normalization layer)",
+    "教师强制": "强制教学 (teacher forcing, d2l-zh)",
+    "检查程序": "检查函数 (checker)",
+}
+#: Words the glossary rules out by a pattern: 单元 for a notebook cell (线性单元, 门控单元 and 隐藏单元
+#: are units of a network), 提示 for a prompt (提示 is a hint).
+RULED_OUT_PATTERNS = {
+    re.compile(r"(?<!线性)(?<!门控)(?<!隐藏)(?<!\*)(?<!层的)单元(?!格|数)"): "单元格 (code cell)",
 }
 
 
@@ -131,19 +152,122 @@ def unrendered_emphasis(markdown: str) -> int:
     return html.count("**")
 
 
-_CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\u201c\u201d]"
-#: A line break between two Chinese characters inside a paragraph: only Firefox applies CSS's
-#: segment-break rule, so Chrome, Safari, Colab and the site show it as a stray space. Lines
-#: that start a heading, table row, list item, quote, fence or display maths keep their break.
-BROKEN_SENTENCE = re.compile(
-    rf"^(?![ \t]*(?:#|\||```|\$\$)).*{_CJK}\n(?![ \t]*(?:[-*+#>|]|\d+\.|`|\$))[ \t]*{_CJK}",
-    re.M,
-)
+_CJK = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\u201c\u201d\u2018\u2019]"
+_QUOTE_MARKERS = re.compile(r"^[ \t]*((?:>[ \t]?)*)")
+#: A line that ends its block (heading, table row, fence, display maths) or a line that starts
+#: a new one (list item, heading, table row, fence, display maths): the break between them stays.
+_ENDS_BLOCK = re.compile(r"^[ \t]*(?:#|\||```|\$\$)|(?:  |\\)$")
+_STARTS_BLOCK = re.compile(r"^[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|#|\||```|\$\$|$)")
+#: Emphasis markers around the characters that meet at the break.
+_EDGE_END = re.compile(rf"{_CJK}[*_]*$")
+_EDGE_START = re.compile(rf"^[*_]*{_CJK}")
+
+
+def _split_quote(line: str) -> tuple[int, str]:
+    """A line's blockquote depth (``> > x`` is 2) and its text after the markers."""
+    markers = _QUOTE_MARKERS.match(line).group(1)
+    return markers.count(">"), line[len(_QUOTE_MARKERS.match(line).group(0)) :]
+
+
+def broken_sentence_breaks(markdown: str) -> list[int]:
+    """Indices of the lines (outside code) that end with a Chinese character and whose next line
+    goes on with one inside the same paragraph, blockquotes included (``…的⏎> 下一个``): only
+    Firefox applies CSS's segment-break rule, so Chrome, Safari, Colab and the site show the
+    break as a stray space. Lines that end a heading, table row, fence or display maths, a hard
+    break (two spaces or a backslash), and lines that start a list item, heading, table row,
+    fence or a deeper or shallower quote keep their break."""
+    lines = FENCE.sub(" ", markdown).split("\n")
+    found = []
+    for i, (line, after) in enumerate(zip(lines, lines[1:])):
+        depth, text = _split_quote(line)
+        next_depth, next_text = _split_quote(after)
+        if next_depth not in (0, depth) or (next_depth and not depth) or not text.strip():
+            continue
+        if _ENDS_BLOCK.search(text) or _STARTS_BLOCK.match(next_text):
+            continue
+        if _EDGE_END.search(text.rstrip()) and _EDGE_START.match(next_text.lstrip()):
+            found.append(i)
+    return found
 
 
 def broken_sentences(markdown: str) -> int:
     """How many line breaks sit between two Chinese characters of one paragraph (code left out)."""
-    return len(BROKEN_SENTENCE.findall(FENCE.sub(" ", markdown)))
+    return len(broken_sentence_breaks(markdown))
+
+
+def join_broken_sentences(markdown: str) -> str:
+    """``markdown`` with every break :func:`broken_sentences` counts joined (the next line's quote
+    markers and indentation dropped); fenced code is left as it is."""
+    if FENCE.search(markdown):
+        parts = re.split(r"(```.*?```)", markdown, flags=re.S)
+        return "".join(p if p.startswith("```") else join_broken_sentences(p) for p in parts)
+    lines = markdown.split("\n")
+    for i in reversed(broken_sentence_breaks(markdown)):
+        head, tail = lines[i].rstrip(), _split_quote(lines[i + 1])[1].lstrip()
+        # CommonMark: ``**`` between full-width punctuation and a character is no delimiter.
+        glue = " " if _STRANDED_EMPHASIS.search(head + "\n" + tail) else ""
+        lines[i : i + 2] = [head + glue + tail]
+    return "\n".join(lines)
+
+
+_STRANDED_EMPHASIS = re.compile(r"[^\w\s*_][*_]+\n\w|\w\n[*_]+[^\w\s*_]")
+
+
+_HAN = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+#: What a reader reads as words: code, maths, link targets, HTML tags and ``{placeholders}`` out.
+_NOT_PROSE = re.compile(
+    r"```.*?```|\$\$.*?\$\$|`[^`]+`|(?<![\\$])\$(?!\$)[^$]+?\$|\]\([^)\s]*\)|<[^>]+>|\{[^{}\s]*\}",
+    re.S,
+)
+#: One quote style (GB/T 15834, d2l-zh): “” in Chinese text, ‘’ inside them, no space between
+#: a full-width quote and a Chinese character. Straight quotes stay around English and token
+#: strings ("trains", " and"), and anything in backticks is code.
+QUOTE_RULES = (
+    (re.compile(r"「[^」]*」|『[^』]*』"), "「」 quotes: write “” (‘’ inside)"),
+    (re.compile(r'"[^"\n]*"'), 'straight "" around Chinese: write “”'),
+    (
+        re.compile(rf"{_HAN}[ \t]+[“”]|[“”][ \t]+{_HAN}"),
+        "a space between a full-width quote and a Chinese character",
+    ),
+)
+
+
+def quote_problems(text: str) -> list[str]:
+    """Quotation marks in ``text`` (prose only) that break the course's one quote style."""
+    words = _NOT_PROSE.sub("x", text)  # a code span reads as a word, not as Chinese
+    return [
+        f"{why}: {match.group(0)[:40]!r}"
+        for pattern, why in QUOTE_RULES
+        for match in pattern.finditer(words)
+        if not match.group(0).startswith('"') or re.search(r"[\u4e00-\u9fff]", match.group(0))
+    ]
+
+
+#: Box-drawing characters and arrowheads: a fenced block without a language that uses them is a
+#: diagram, whose words are translated and whose frame stays.
+_FRAME = re.compile(r"[\u2500-\u257f\u25b2-\u25c4]")
+
+
+def is_diagram(fence: str) -> bool:
+    """A fenced block with no language (```` ``` ```` alone on its line) drawn with box lines."""
+    return fence.startswith("```\n") and _FRAME.search(fence) is not None
+
+
+def diagram_frame(fence: str) -> list[list[tuple[int, str]]]:
+    """Each line's box-drawing characters with their display columns (a Chinese character is
+    two columns wide in a monospaced font): what a translation must keep in place."""
+    import unicodedata
+
+    frame = []
+    for line in fence.split("\n"):
+        column, marks = 0, []
+        for char in line:
+            if _FRAME.match(char):
+                marks.append((column, char))
+            column += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        if marks:
+            frame.append(marks)
+    return frame
 
 
 def _math_key(span: str) -> str:
@@ -164,8 +288,13 @@ def problems(english: str, chinese: str, terms: list[Term] | None = None) -> lis
             found.append(
                 f"the Going-deeper heading must start with 深入一步：, got {zh.group(2)!r}"
             )
+    en_diagrams = [f for f in FENCE.findall(english) if is_diagram(f)]
+    zh_diagrams = [f for f in FENCE.findall(chinese) if is_diagram(f)]
+    if [diagram_frame(f) for f in en_diagrams] != [diagram_frame(f) for f in zh_diagrams]:
+        found.append("a diagram's lines and arrows must stay where the English has them")
     for name, pattern in (("code block", FENCE), ("display maths", DISPLAY_MATH)):
-        missing = Counter(pattern.findall(english)) - Counter(pattern.findall(chinese))
+        en_spans = [m for m in pattern.findall(english) if not is_diagram(m)]
+        missing = Counter(en_spans) - Counter(pattern.findall(chinese))
         found += [f"{name} changed or missing: {m[:80]!r}" for m in missing]
     rest_en = DISPLAY_MATH.sub(" ", FENCE.sub(" ", english))
     rest_zh = DISPLAY_MATH.sub(" ", FENCE.sub(" ", chinese))
@@ -187,14 +316,30 @@ def problems(english: str, chinese: str, terms: list[Term] | None = None) -> lis
             f"{broken_sentences(chinese)} line break(s) inside a Chinese sentence show as a space "
             "outside Firefox: join the lines"
         )
+    found += quote_problems(chinese)
     if REFERENCE_LINK.search(chinese):
         found.append("reference-style link [text][ref]: write [text](target)")
+    found += term_problems(english, chinese, terms)
+    return found
+
+
+def term_problems(english: str, chinese: str, terms: list[Term] | None = None) -> list[str]:
+    """The glossary's terms in ``chinese`` (the translation of ``english``): the words it rules
+    out, and its Chinese wherever the English uses one of its terms."""
+    found = []
     # A quotation is the source's own words (or their English gloss): any term may stand there.
     english_prose, chinese_prose = QUOTED.sub(" ", prose(english)), prose(chinese)
     unquoted = QUOTED.sub(" ", chinese_prose)
     for word, instead in RULED_OUT.items():
         if word in unquoted:
             found.append(f"{word}: the glossary writes {instead}")
+    for pattern, instead in RULED_OUT_PATTERNS.items():
+        if pattern.search(unquoted):
+            found.append(f"{pattern.search(unquoted).group(0)}: the glossary writes {instead}")
+    # 提示 is a hint: a cell that speaks of a prompt (and of no hint) writes 提示词.
+    speaks_of = {w: re.search(rf"(?i)\b{w}s?\b", english_prose) for w in ("prompt", "hint")}
+    if speaks_of["prompt"] and not speaks_of["hint"] and re.search(r"提示(?!词)", unquoted):
+        found.append("the English says prompt: the glossary writes 提示词 (提示 is a hint)")
     for term in terms if terms is not None else glossary_terms():
         if not _checked(term) or not _uses(english_prose, term.english):
             continue

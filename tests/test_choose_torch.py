@@ -74,13 +74,14 @@ def test_impossible_choices_are_refused_with_what_to_do(machine, torch, match):
         ct.choose(machine, torch)
 
 
-def test_fallback_to_pips_index_when_the_cpu_index_is_unreachable():
+def test_an_unreachable_cpu_index_is_never_replaced_by_the_cuda_build_silently():
     plan = ct.choose(LINUX, "cpu")
     assert ct.with_fallback(plan, reachable=True) == plan
-    fallen = ct.with_fallback(plan, reachable=False)
-    assert fallen.pip_args() == PYPI_ARGS
-    assert fallen.fallback and fallen.backend == "cpu"
-    assert "cannot be reached" in fallen.note
+    with pytest.raises(ct.IndexUnreachable) as refused:
+        ct.with_fallback(plan, reachable=False)
+    message = str(refused.value)
+    assert ct.CPU_INDEX in message and "2.7 GB" in message  # what is happening
+    assert "TORCH_INDEX=" in message and "TORCH=cuda" in message  # how to choose
     no_index = ct.choose(LINUX, "cuda")
     assert ct.with_fallback(no_index, reachable=False) == no_index
 
@@ -95,7 +96,7 @@ def test_unreachable_index_is_detected_in_seconds():
     assert ct.PROBE_TIMEOUT_S <= 10
 
 
-def test_install_falls_back_quickly_and_records_the_choice(tmp_path, monkeypatch):
+def _fake_pip(monkeypatch, machine=LINUX):
     calls = []
 
     def fake_run(cmd, check):
@@ -103,14 +104,55 @@ def test_install_falls_back_quickly_and_records_the_choice(tmp_path, monkeypatch
         return subprocess.CompletedProcess(cmd, 0)
 
     monkeypatch.setattr(ct.subprocess, "run", fake_run)
-    monkeypatch.setattr(ct, "detect_machine", lambda: LINUX)
+    monkeypatch.setattr(ct, "detect_machine", lambda: machine)
+    return calls
+
+
+def test_install_stops_quickly_and_says_how_to_choose_when_the_index_is_down(
+    tmp_path, monkeypatch, capsys
+):
+    calls = _fake_pip(monkeypatch)
     start = time.perf_counter()
     code = ct.main(["install", "--venv", str(tmp_path), "--torch", "cpu",
                     "--index", "http://127.0.0.1:9/whl/cpu"])  # fmt: skip
-    assert code == 0 and time.perf_counter() - start < 10.0
-    assert calls == [[sys.executable, "-m", "pip", *PYPI_ARGS]]
-    record = json.loads((tmp_path / ".torch").read_text())
-    assert record["backend"] == "cpu" and record["fallback"] is True
+    assert code == 2 and time.perf_counter() - start < 10.0
+    assert calls == [], "nothing is installed, least of all the CUDA build"
+    assert not (tmp_path / ".torch").exists()
+    err = capsys.readouterr().err
+    assert "http://127.0.0.1:9/whl/cpu did not answer" in err
+    assert "make lab TORCH_INDEX=" in err and "make lab TORCH=cuda" in err
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_a_mirror_of_the_cpu_index_is_used_and_recorded(tmp_path, monkeypatch, capsys, how):
+    calls = _fake_pip(monkeypatch)
+    mirror = "https://mirror.example/pytorch/whl/cpu"
+    asked = []
+    monkeypatch.setattr(ct, "index_reachable", lambda url: asked.append(url) or True)
+    args = ["install", "--venv", str(tmp_path), "--torch", "cpu"]
+    if how == "option":
+        args += ["--index", mirror]
+    else:
+        monkeypatch.setenv(ct.INDEX_ENV_VAR, mirror)
+    assert ct.main(args) == 0
+    assert asked == [mirror]
+    assert calls == [[sys.executable, "-m", "pip", "install", "--quiet", "torch",
+                      "--index-url", mirror]]  # fmt: skip
+    assert f"from {mirror}" in capsys.readouterr().out
+    assert json.loads((tmp_path / ".torch").read_text())["index"] == mirror
+
+
+def test_without_a_mirror_the_cpu_index_is_pytorchs_own(monkeypatch, capsys):
+    monkeypatch.delenv(ct.INDEX_ENV_VAR, raising=False)
+    monkeypatch.setattr(ct, "detect_machine", lambda: LINUX)
+    assert ct.main(["plan", "--torch", "cpu", "--index", ""]) == 0
+    assert json.loads(capsys.readouterr().out)["index"] == ct.CPU_INDEX
+
+
+def test_the_makefile_passes_torch_index():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "TORCH_INDEX ?=" in makefile
+    assert makefile.count('--index "$(TORCH_INDEX)"') >= 1
 
 
 def test_install_keeps_the_recorded_choice_when_none_is_given(tmp_path, monkeypatch):

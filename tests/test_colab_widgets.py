@@ -122,6 +122,14 @@ CASES = {
     "softmax_knobs.temperature_widget": lambda f, tiny: f(
         torch.linspace(-2.0, 2.0, 8), _tokens(1, 8)[0]
     ),
+    "flash_steps.online_softmax_widget": lambda f, tiny: f(
+        torch.tensor([1.0, 3.0, 2.0, 5.0, 0.0, 4.0, 6.0, -1.0]), 2
+    ),
+    # CS336's example and its six merges (st, est, ow, low, west, ne)
+    "bpe_replay.replay_widget": lambda f, tiny: f(
+        {b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6},
+        [(115, 116), (101, 256), (111, 119), (108, 258), (119, 257), (110, 101)],
+    ),
 }
 FACTORIES = _widget_factories()
 #: Knobs that matter only for some value of another knob: turn that one first (then back).

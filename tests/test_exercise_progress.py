@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course.exercises.progress import course_progress, progress_summary
+from transformer_course.exercises.progress import (
+    OPTIONAL_EXERCISES,
+    checker_names,
+    course_progress,
+    progress_summary,
+)
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _cell(source: str, outputs: list[dict] | None = None) -> dict:
@@ -90,12 +97,16 @@ def test_stored_verdicts_are_tabled(tmp_path):
     ]
     assert table.loc[0, "kind"] == "build" and table.loc[1, "kind"] == "question"
     summary = progress_summary(table)
-    builds = int((table["kind"] == "build").sum())  # check_sees_the_future may be either kind
+    # check_broken_layer and check_sees_the_future live in 06's folded section: optional
+    main = ~table["exercise"].isin(OPTIONAL_EXERCISES)
+    builds = int(((table["kind"] == "build") & main).sum())
     assert summary.loc["06_mask"].to_dict() == {
         "build": builds,
-        "questions": 6 - builds,
+        "questions": 4 - builds,
         "passed": 1,
-        "of": 6,
+        "of": 4,
+        "optional": 2,
+        "optional passed": 0,
     }
 
 
@@ -150,3 +161,46 @@ def test_the_check_command_tables_and_exits_by_the_result(tmp_path, capsys):
     assert "1 of 2 exercises pass." in capsys.readouterr().out
     assert main(["check", str(tmp_path / "nowhere")]) == 2  # one 'error:' line, no traceback
     assert "error: no course notebooks" in capsys.readouterr().err
+
+
+def _folded_and_main_checks() -> tuple[set[str], set[str]]:
+    """The checks called in the English notebooks' folded Going-deeper sections, and elsewhere."""
+    import re
+    import sys
+
+    sys.path.insert(0, str(REPO / "tools"))
+    from course_sections import folded_flags
+
+    every, _builds = checker_names()
+    folded, main = set(), set()
+    for path in sorted((REPO / "notebooks").glob("[0-9]*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell, in_fold in folded_flags(cells):
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"])
+            calls = set(re.findall(r"^\s*(?:print\()?\s*(check_\w+)\(", source, re.M)) & every
+            (folded if in_fold else main).update(calls)
+    return folded, main
+
+
+def test_the_optional_exercises_are_exactly_the_folded_ones():
+    folded, main = _folded_and_main_checks()
+    assert folded == set(OPTIONAL_EXERCISES)
+    assert not folded & main, "an exercise is both on the main path and in a folded section"
+
+
+def test_the_whole_main_path_can_reach_100_percent():
+    import pandas as pd
+
+    rows = [
+        ("02_embeddings", "check_sample_batch", "build", "passed"),
+        ("02_embeddings", "check_unread_row_gradient", "build", "not answered"),
+        ("09_transformer_block", "check_post_norm_warmup", "question", "passed"),
+    ]
+    table = pd.DataFrame(rows, columns=["notebook", "exercise", "kind", "status"])
+    summary = progress_summary(table)
+    assert summary.loc["02_embeddings"].tolist() == [1, 0, 1, 1, 1, 0]  # main path: 1 of 1
+    # a notebook whose only exercise is optional: nothing on its main path to pass
+    assert summary.loc["09_transformer_block"].tolist() == [0, 0, 0, 0, 1, 1]
+    assert (summary["passed"] == summary["of"]).all()

@@ -57,10 +57,21 @@ def test_the_standard_terms(terms, english, chinese):
 
 
 def test_softmax_is_not_called_normalization(terms):
-    """The seeds write 归一化 for LayerNorm; softmax must not share it."""
+    """The seeds write 归一化 for LayerNorm; the course writes 规范化 for every normalization
+    layer (d2l-zh), and softmax shares neither."""
     softmax = next(t for t in terms if t.english == "softmax")
-    assert softmax.chinese != "归一化"
-    assert [t.english for t in terms if t.chinese == "归一化"] == ["normalization"]
+    assert softmax.chinese not in ("归一化", "规范化")
+    assert [t.english for t in terms if t.chinese == "规范化"] == ["normalization"]
+    layers = [t for t in terms if "norm" in t.english.lower() and t.english != "softmax"]
+    assert layers and all("规范化" in t.chinese and "归一化" not in t.chinese for t in layers)
+
+
+def test_one_word_per_idea(terms):
+    """Prompt and hint get different words; teacher forcing is d2l-zh's 强制教学."""
+    by_english = {t.english: t.chinese for t in terms}
+    assert by_english["prompt"] == "提示词" and by_english["hint"] == "提示"
+    assert by_english["teacher forcing"] == "强制教学"
+    assert by_english["code cell"] == "单元格" and by_english["checker"] == "检查函数"
 
 
 def test_no_duplicates(terms):

@@ -5,9 +5,14 @@ Why a script: on Linux, PyPI's ``torch`` is the CUDA build (about 2.7 GB of whee
 The decision is made by pure functions (``Machine`` -> ``Plan``) that the tests call with
 made-up machines; only ``detect_machine``, ``index_reachable`` and ``main`` touch the system.
 
-    python tools/choose_torch.py plan [--torch auto|cpu|cuda] [--spec "torch==2.13.0"]
-    .venv/bin/python tools/choose_torch.py install --venv .venv [--torch ...] [--spec ...]
+    python tools/choose_torch.py plan [--torch auto|cpu|cuda] [--spec "torch==2.13.0"] [--index URL]
+    .venv/bin/python tools/choose_torch.py install --venv .venv [--torch ...] [--spec ...] [--index URL]
     python tools/choose_torch.py check --venv .venv [--torch ...] [--spec ...]
+
+``--index`` (the Makefile's ``TORCH_INDEX``, or the environment variable itself) names a mirror of
+PyTorch's CPU index, for networks where download.pytorch.org is slow or blocked. When the CPU
+index does not answer, ``install`` stops and says how to choose (a mirror, or ``TORCH=cuda`` for
+pip's own ~2.7 GB CUDA build): it never falls back to the CUDA build on its own.
 
 ``install`` runs pip with the interpreter that runs it (so call it with the venv's python) and
 records the choice in ``<venv>/.torch``; ``check`` refuses (exit 2, with the command that
@@ -30,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+#: A mirror of CPU_INDEX (README.zh-CN.md lists some); the Makefile passes TORCH_INDEX as --index.
+INDEX_ENV_VAR = "TORCH_INDEX"
 CHOICES = ("auto", "cpu", "cuda")
 RECORD_NAME = ".torch"
 #: Seconds to wait for the CPU index before falling back: a blocked host must cost seconds,
@@ -133,15 +140,26 @@ def choose(machine: Machine, torch: str = "", spec: str = "") -> Plan:
     return Plan("cpu", requirement, CPU_INDEX, SIZE_NOTE["cpu"])
 
 
+class IndexUnreachable(RuntimeError):
+    """The CPU index did not answer: the message says what pip's own index would give instead
+    and how to choose."""
+
+
 def with_fallback(plan: Plan, reachable: bool) -> Plan:
-    """``plan`` itself, or the same requirement from pip's own index when its index is down."""
+    """``plan`` itself when its index answers; otherwise :class:`IndexUnreachable`, never a
+    silent switch to pip's own index (on Linux, PyPI's torch and its mirrors' is the CUDA
+    build: ~2.7 GB)."""
     if plan.index is None or reachable:
         return plan
-    note = (
-        f"{plan.index} cannot be reached: falling back to pip's own index "
-        f"(on Linux, PyPI serves the CUDA build: ~2.7 GB)"
+    raise IndexUnreachable(
+        f"{plan.index} did not answer within {PROBE_TIMEOUT_S:.0f} s, so {describe(plan.backend, plan.requirement)} "
+        "cannot be installed from it.\n"
+        f"  pip's own index (PyPI, or the mirror in your pip config) would give {SIZE_NOTE['pip']}.\n"
+        "  Choose one, then run make again:\n"
+        f"    make lab {INDEX_ENV_VAR}=<a mirror of {CPU_INDEX}>   (README.zh-CN.md lists mirrors)\n"
+        "    make lab TORCH=cuda    to take the CUDA build from pip's own index\n"
+        "    or try again later: the index may only be slow."
     )
-    return Plan(plan.backend, plan.requirement, None, note, fallback=True)
 
 
 def index_reachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
@@ -263,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch", default="", help="auto, cpu or cuda (empty: auto)")
     parser.add_argument("--spec", default="", help="a pip requirement, e.g. torch==2.13.0")
     parser.add_argument("--venv", type=Path, default=Path(".venv"))
-    parser.add_argument("--index", default=CPU_INDEX, help=argparse.SUPPRESS)  # tests
+    parser.add_argument(
+        "--index",
+        default="",
+        help=f"a mirror of PyTorch's CPU index (default: ${INDEX_ENV_VAR}, else {CPU_INDEX})",
+    )
     args = parser.parse_args(argv)
     machine = detect_machine()
     try:
@@ -272,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if plan.index:
-        plan = Plan(plan.backend, plan.requirement, args.index, plan.note)
+        index = (args.index or os.environ.get(INDEX_ENV_VAR, "")).strip() or CPU_INDEX
+        plan = Plan(plan.backend, plan.requirement, index, plan.note)
 
     if args.action == "check":
         return _check(args, plan)
@@ -281,6 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"machine": asdict(machine), **asdict(plan), "pip": plan.pip_args()}))
         return 0
 
+    return _install(args, plan)
+
+
+def _install(args: argparse.Namespace, plan: Plan) -> int:
+    """``install``: pip-install ``plan`` (or the recorded choice when none is asked for) and
+    record it in ``<venv>/.torch``; 2 when the CPU index does not answer."""
     # install: an unset choice reuses the recorded one (pyproject.toml changed, venv kept).
     record = read_record(args.venv)
     explicit = bool(args.torch or args.spec)
@@ -292,8 +321,13 @@ def main(argv: list[str] | None = None) -> int:
         (args.venv / RECORD_NAME).write_text(json.dumps(asdict(plan)) + "\n")
         print(f"PyTorch: {plan.note} (make clean-env, then make lab TORCH=cpu|cuda, to change it)")
         return 0
-    plan = with_fallback(plan, index_reachable(plan.index) if plan.index else True)
-    print(f"Installing PyTorch: {plan.note}", flush=True)
+    try:
+        plan = with_fallback(plan, index_reachable(plan.index) if plan.index else True)
+    except IndexUnreachable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    where = f" from {plan.index}" if plan.index else ""
+    print(f"Installing PyTorch: {plan.note}{where}", flush=True)
     done = subprocess.run([sys.executable, "-m", "pip", *plan.pip_args()], check=False)
     if done.returncode != 0:
         print(

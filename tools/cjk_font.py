@@ -1,12 +1,13 @@
-"""Make the Chinese roadmap's font: a subset of Noto Sans CJK SC with only the characters it draws.
+"""Make the Chinese pictures' font: a subset of Noto Sans CJK SC with the characters the catalog holds.
 
     python tools/cjk_font.py            # writes lib/transformer_course/diagrams/fonts/course-cjk-*.otf
-    python tools/cjk_font.py --check    # exit 1 when the font lacks a character the roadmap draws
+    python tools/cjk_font.py --check    # exit 1 when the font lacks a character the catalog holds
 
 matplotlib ships no Chinese font, and Colab and most learners' machines have none, so the
-Chinese roadmap strip (``diagrams.roadmap_strip(lang="zh")``) draws with a font the library carries.
-The whole Noto Sans CJK SC is 16 MB; the subset holds the few dozen characters of
-``roadmap.chinese_text()`` and weighs a few kilobytes. fontTools (a matplotlib dependency) cuts it,
+Chinese pictures (the diagrams and plots in ``setup_notebook(lang="zh")``) draw with a font the
+library carries. The whole Noto Sans CJK SC is 16 MB; the subset holds every Chinese character
+and full-width sign of the library catalog's translations (:func:`catalog_text`: whatever a
+picture draws comes through that catalog) and weighs a few hundred kilobytes. fontTools (a matplotlib dependency) cuts it,
 from the machine's copy of Noto Sans CJK (Debian's fonts-noto-cjk; SIL Open Font License 1.1,
 which allows a subset to be shipped with its licence: fonts/OFL.txt).
 """
@@ -22,7 +23,7 @@ from fontTools.ttLib import TTCollection
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "lib"))
-from transformer_course.diagrams.roadmap import CJK_FONTS, chinese_text  # noqa: E402
+from transformer_course.viz.fonts import CJK_FONTS  # noqa: E402
 
 #: Where Debian (and Ubuntu) put Noto Sans CJK; {weight} is Regular or Bold.
 SOURCES = [
@@ -30,13 +31,41 @@ SOURCES = [
     "/usr/share/fonts/noto-cjk/NotoSansCJK-{weight}.ttc",
 ]
 FAMILY = "Noto Sans CJK SC"
+#: The compiled library catalog the package ships (what a picture in Chinese can draw).
+CATALOG = REPO / "lib/transformer_course/i18n/locale/zh_CN/LC_MESSAGES/transformer_course.mo"
+
+
+def catalog_text() -> str:
+    """Every character past Latin (Chinese, full-width signs) in the library catalog's
+    translations, sorted: what the subset font must hold. Latin, digits and symbols come from
+    DejaVu Sans, as in the English pictures."""
+    from babel.messages.mofile import read_mo
+
+    with CATALOG.open("rb") as file:
+        catalog = read_mo(file)
+    texts = []
+    for message in catalog:
+        strings = message.string if isinstance(message.string, (list, tuple)) else [message.string]
+        texts += [text for text in strings if text]
+    return "".join(sorted({c for c in "".join(texts) if is_cjk(c)}))
+
+
+#: Unicode blocks Noto Sans CJK draws and DejaVu Sans does not: CJK radicals to ideographs,
+#: compatibility ideographs, vertical and small forms, full-width forms. Emoji (✅, 💡, U+FE0F)
+#: are printed output, never drawn in a picture, and Noto Sans CJK has none.
+CJK_BLOCKS = ((0x2E80, 0x9FFF), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFFEF))
+
+
+def is_cjk(character: str) -> bool:
+    """True for a character the subset font must hold (see :data:`CJK_BLOCKS`)."""
+    return any(low <= ord(character) <= high for low, high in CJK_BLOCKS)
 
 
 def missing() -> list[str]:
-    """Characters of the Chinese roadmap that a shipped font (regular or bold) cannot draw."""
+    """Characters of the library catalog that a shipped font (regular or bold) cannot draw."""
     from fontTools.ttLib import TTFont
 
-    wanted = [c for c in chinese_text() if ord(c) > 0x2E7F]
+    wanted = catalog_text()
     lacking = set()
     for path in CJK_FONTS.values():
         cmap = TTFont(path).getBestCmap() if path.exists() else {}
@@ -53,7 +82,7 @@ def make(source: Path, target: Path) -> None:
     options.layout_features = []
     subsetter = subset.Subsetter(options)
     # Only the Chinese characters and full-width punctuation: Latin letters come from DejaVu Sans.
-    subsetter.populate(text="".join(c for c in chinese_text() if ord(c) > 0x2E7F))
+    subsetter.populate(text=catalog_text())
     subsetter.subset(font)
     target.parent.mkdir(parents=True, exist_ok=True)
     font.save(target)

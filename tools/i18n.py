@@ -477,9 +477,11 @@ def write_library(catalog: Catalog, path: Path) -> bool:
 
     No source locations and the entries sorted by their English: moving code from one line or
     file to another changes nothing here (``lib-export`` says where each message is).
+    The previous English of a fuzzy entry is left out: Babel wraps those ``#|`` comments even at
+    ``width=0``, into ``# `` lines that polib and Poedit read as a syntax error.
     """
     buffer = io.BytesIO()
-    write_po(buffer, catalog, width=0, include_previous=True, no_location=True, sort_output=True)
+    write_po(buffer, catalog, width=0, include_previous=False, no_location=True, sort_output=True)
     data = _stable_header(buffer.getvalue())
     if path.exists() and path.read_bytes() == data:
         return False

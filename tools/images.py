@@ -55,6 +55,8 @@ OLD_BADGE = re.compile(
 #: Images in markdown that the browser would fetch from another machine.
 REMOTE_IMAGE = re.compile(r"""<img[^>]*\bsrc=["']https?://[^"']*|!\[[^\]]*\]\(https?://[^)\s]*""")
 FORMATS = ("svg", "png")
+#: The languages besides English whose diagrams images/<short>/ holds (PNG only: what a page shows).
+LANGUAGE_FOLDERS = ("zh",)
 #: Roadmaps are only ever shown as PNG (in notebooks); an SVG of each would only add bytes.
 ROADMAP_FORMATS = ("png",)
 
@@ -205,13 +207,20 @@ def number_cells(nb) -> bool:
 
 def diagram_files() -> dict[str, bytes]:
     """Every file images/ must hold, name -> bytes: the English pictures, whatever language the
-    environment chooses (``tools/i18n.py build`` draws the Chinese roadmaps of notebooks/zh/)."""
+    environment chooses, and under images/zh/ the Chinese PNG of each diagram (README.zh-CN.md
+    and the Chinese site show its course map; ``tools/i18n.py build`` draws the pictures of
+    notebooks/zh/ into their cells)."""
     files = {}
     with in_language("en"):
         for stem, draw in all_diagrams().items():
             fig = draw()
             for fmt in ROADMAP_FORMATS if stem.startswith("roadmap_") else FORMATS:
                 files[f"{stem}.{fmt}"] = render(fig, fmt)
+    for short in LANGUAGE_FOLDERS:
+        with in_language(short):
+            for stem, draw in all_diagrams().items():
+                if not stem.startswith("roadmap_"):
+                    files[f"{short}/{stem}.png"] = render(draw(), "png")
     return files
 
 
@@ -245,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists() or path.read_bytes() != data:
             stale.append(f"images/{name}")
             if not args.check:
+                path.parent.mkdir(exist_ok=True)
                 path.write_bytes(data)
     for path in args.notebooks or sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*.ipynb")):
         stale += refresh_notebook(path, drawn, args.check)

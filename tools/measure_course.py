@@ -6,7 +6,8 @@
 Main-path words are the markdown prose outside "Going deeper" sections and outside <details>;
 folded words are the prose inside them (the rule: ``tools/course_sections.py``, the same as
 the project's before-stop counter). The caps: at most :data:`NOTEBOOK_CAP` main-path words in
-each notebook but 00 (setup), at most :data:`COURSE_CAP` in all (00 included);
+each notebook but 00 (setup), at most :data:`COURSE_CAP` in all (00 included, the advanced
+track :data:`ADVANCED` not);
 tests/test_course_measure.py fails above them.
 """
 
@@ -27,6 +28,8 @@ NOTEBOOK_CAP = 1_500
 COURSE_CAP = 20_000
 #: Notebooks without the per-notebook cap (setup is not a lesson); they count in the total.
 UNCAPPED = ("00",)
+#: The advanced track (DESIGN.md): each notebook capped, none counted in the course total.
+ADVANCED = ("01b", "15", "16")
 
 
 def notebooks() -> list[Path]:
@@ -52,11 +55,16 @@ def measure(paths: list[Path]) -> pd.DataFrame:
     return table
 
 
+def course_words(table: pd.DataFrame, column: str = "main path") -> int:
+    """The words of ``column`` over the main course: every notebook but the advanced track."""
+    return int(table.loc[~table.index.str.startswith(ADVANCED), column].sum())
+
+
 def with_total(table: pd.DataFrame) -> pd.DataFrame:
     total = pd.DataFrame(
         {
-            "main path": [table["main path"].sum()],
-            "folded": [table["folded"].sum()],
+            "main path": [course_words(table)],
+            "folded": [course_words(table, "folded")],
             "cap": pd.array([COURSE_CAP], dtype="Int64"),
         },
         index=pd.Index(["total"], name="notebook"),
@@ -71,7 +79,7 @@ def over_caps(table: pd.DataFrame) -> list[str]:
         for name, row in table.iterrows()
         if pd.notna(row["cap"]) and row["main path"] > row["cap"]
     ]
-    total = int(table["main path"].sum())
+    total = course_words(table)
     if total > COURSE_CAP:
         over.append(f"course: {total:,} main-path words > {COURSE_CAP:,}")
     return over

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 import torch
 
+from .i18n import _
+
 
 def _kind(value: object) -> str:
     return type(value).__name__
@@ -24,35 +26,50 @@ def _kind(value: object) -> str:
 def _what(value: object) -> str:
     """What was passed instead of integer token ids: a tensor's dtype, or the type of anything else."""
     if isinstance(value, torch.Tensor):
-        return f"dtype {value.dtype}"
-    return f"{_kind(value)}, not a torch.Tensor"
+        return _("dtype {dtype}").format(dtype=value.dtype)
+    return _("{kind}, not a torch.Tensor").format(kind=_kind(value))
 
 
 def integer(name: str, value: object, minimum: int | None = 1, maximum: int | None = None) -> int:
     """An int (not a bool) in ``minimum`` … ``maximum``; None leaves that side open."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(
-            f"{name} must be an int (a whole number such as 4), got {_kind(value)} {value!r}"
+            _("{name} must be an int (a whole number such as 4), got {kind} {value!r}").format(
+                name=name, kind=_kind(value), value=value
+            )
         )
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise ValueError(
+            _("{name} must be at least {minimum}, got {value}").format(
+                name=name, minimum=minimum, value=value
+            )
+        )
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}")
+        raise ValueError(
+            _("{name} must be at most {maximum}, got {value}").format(
+                name=name, maximum=maximum, value=value
+            )
+        )
     return value
 
 
 def _range(above, minimum, maximum, below) -> str:
-    """The accepted range in words: "positive", "≥ 0", "greater than 1", "in (0, 1]"."""
+    """The accepted range in words, in the learner's language: "positive", "≥ 0",
+    "greater than 1", "in (0, 1]"."""
     low = above if above is not None else minimum
     high = below if below is not None else maximum
     if low is not None and high is not None:
-        return f"in {'(' if above is not None else '['}{low:g}, {high:g}{')' if below is not None else ']'}"
+        interval = f"{'(' if above is not None else '['}{low:g}, {high:g}"
+        interval += ")" if below is not None else "]"
+        return _("in {interval}").format(interval=interval)
     if above == 0:
         return "positive"
     if low is not None:
-        return f"greater than {low:g}" if above is not None else f"≥ {low:g}"
+        if above is not None:
+            return _("greater than {low:g}").format(low=low)
+        return f"≥ {low:g}"
     if high is not None:
-        return f"below {high:g}" if below is not None else f"≤ {high:g}"
+        return _("below {high:g}").format(high=high) if below is not None else f"≤ {high:g}"
     return ""
 
 
@@ -74,7 +91,9 @@ def number(
     inf and NaN through (a loss that diverged is still a loss)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
-            f"{name} must be a number, got {_kind(value)} {value!r}; pass a float such as 0.5"
+            _("{name} must be a number, got {kind} {value!r}; pass a float such as 0.5").format(
+                name=name, kind=_kind(value), value=value
+            )
         )
     ok = (
         (math.isfinite(value) or not finite)
@@ -86,12 +105,17 @@ def number(
     if not ok:
         bounds = _range(above, minimum, maximum, below)
         wanted = (
-            "a positive finite number"
+            _("a positive finite number")
             if bounds == "positive"
-            else f"a finite number {bounds}".strip()
+            else _("a finite number {bounds}").format(bounds=bounds).strip()
         )
-        wanted += f" {hint}" if hint else ""
-        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+        # hint is declared with N_() by the caller and translated here, when it is shown.
+        wanted += f" {_(hint)}" if hint else ""
+        raise ValueError(
+            _("{name} must be {wanted}, got {value!r}").format(
+                name=name, wanted=wanted, value=value
+            )
+        )
     return float(value)
 
 
@@ -99,18 +123,28 @@ def probability(name: str, value: object) -> float:
     """A dropout-style probability in [0, 1), as a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
-            f"{name} must be a probability in [0, 1) given as a number (e.g. 0.1), "
-            f"got {_kind(value)} {value!r}"
+            _(
+                "{name} must be a probability in [0, 1) given as a number (e.g. 0.1), "
+                "got {kind} {value!r}"
+            ).format(name=name, kind=_kind(value), value=value)
         )
     if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+        raise ValueError(
+            _("{name} must be a probability in [0, 1), got {value!r}").format(
+                name=name, value=value
+            )
+        )
     return float(value)
 
 
 def boolean(name: str, value: object) -> bool:
     """Exactly True or False (not 0/1, not a string)."""
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {_kind(value)} {value!r}")
+        raise TypeError(
+            _("{name} must be True or False, got {kind} {value!r}").format(
+                name=name, kind=_kind(value), value=value
+            )
+        )
     return value
 
 
@@ -118,7 +152,11 @@ def choice(name: str, value: object, choices: Iterable[object]) -> object:
     """One of ``choices``."""
     choices = tuple(choices)
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        raise ValueError(
+            _("{name} must be one of {choices}, got {value!r}").format(
+                name=name, choices=", ".join(map(repr, choices)), value=value
+            )
+        )
     return value
 
 
@@ -127,9 +165,21 @@ def divides(name: str, value: int, of_name: str, of: int, why: str = "") -> None
     ``why`` (e.g. "so every head gets the same number of features") joins the message."""
     if of % value:
         options = [d for d in range(1, of + 1) if of % d == 0]
-        reason = f" {why}" if why else ""
+        if why:  # declared with N_() by the caller and translated here, when it is shown
+            message = _(
+                "{name} ({value}) must divide {of_name} ({of}) {why}; possible {name}: {options}"
+            )
+        else:
+            message = _("{name} ({value}) must divide {of_name} ({of}); possible {name}: {options}")
         raise ValueError(
-            f"{name} ({value}) must divide {of_name} ({of}){reason}; possible {name}: {options}"
+            message.format(
+                name=name,
+                value=value,
+                of_name=of_name,
+                of=of,
+                why=_(why) if why else "",
+                options=options,
+            )
         )
 
 
@@ -140,14 +190,22 @@ def tensor(
     when ``floating``; ``shape`` (e.g. "[B, T, C]") is named in the messages."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(
-            f"{name} must be a torch.Tensor{' ' + shape if shape else ''}, got {_kind(value)}"
+            _("{name} must be a torch.Tensor{shape}, got {kind}").format(
+                name=name, shape=" " + shape if shape else "", kind=_kind(value)
+            )
         )
     if value.dim() < min_dims:
-        wanted = shape or f"at least {min_dims} dimensions"
-        raise ValueError(f"{name} must have shape {wanted}, got {tuple(value.shape)}")
+        wanted = shape or _("at least {n} dimensions").format(n=min_dims)
+        raise ValueError(
+            _("{name} must have shape {wanted}, got {shape}").format(
+                name=name, wanted=wanted, shape=tuple(value.shape)
+            )
+        )
     if floating and not value.is_floating_point():
         raise TypeError(
-            f"{name} must be a floating-point tensor, got dtype {value.dtype}; call .float() first"
+            _(
+                "{name} must be a floating-point tensor, got dtype {dtype}; call .float() first"
+            ).format(name=name, dtype=value.dtype)
         )
     return value
 
@@ -159,10 +217,22 @@ INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
 def token_ids(name: str, value: object, vocab_size: int, *, shape: str = "[B, T]") -> torch.Tensor:
     """A non-empty 2-D integer tensor of token ids in 0 … vocab_size − 1, as torch.long."""
     if not isinstance(value, torch.Tensor) or value.dtype not in INTEGER_DTYPES:
-        raise TypeError(f"{name} must hold integer token ids {shape}, got {_what(value)}")
+        raise TypeError(
+            _("{name} must hold integer token ids {shape}, got {what}").format(
+                name=name, shape=shape, what=_what(value)
+            )
+        )
     if value.dim() != 2 or value.shape[1] == 0:
-        raise ValueError(f"{name} must have shape {shape} with T ≥ 1, got {tuple(value.shape)}")
+        raise ValueError(
+            _("{name} must have shape {wanted} with T ≥ 1, got {shape}").format(
+                name=name, wanted=shape, shape=tuple(value.shape)
+            )
+        )
     low, high = int(value.min()), int(value.max())
     if low < 0 or high >= vocab_size:
-        raise ValueError(f"{name} has ids in [{low}, {high}] but vocab_size is {vocab_size}")
+        raise ValueError(
+            _("{name} has ids in [{low}, {high}] but vocab_size is {vocab_size}").format(
+                name=name, low=low, high=high, vocab_size=vocab_size
+            )
+        )
     return value.long()

@@ -7,6 +7,7 @@ The pieces, in the order the course builds them:
 * :func:`softmax` — the numerically stable softmax, fully masked rows -> 0 (07_softmax).
 * :func:`scaled_dot_product_attention` — softmax(Q Kᵀ · scale + mask) V (05–08).
 * :class:`MultiHeadAttention` — projections, heads, attention, output projection (08).
+* :func:`use_flash_attention` — route a model's attention through the tiled kernel (15).
 
 Masks follow :func:`torch.nn.functional.scaled_dot_product_attention`: a boolean
 tensor where True means "this query may look at this key".
@@ -21,6 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _checks as check
+from .flash_attention import flash_attention
+from .i18n import N_, _
 from .kv_cache import KVCache
 from .positional import apply_rope, check_rope_head_size
 
@@ -36,6 +39,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "split_heads",
+    "use_flash_attention",
 ]
 
 
@@ -64,7 +68,9 @@ def padding_mask(valid: torch.Tensor) -> torch.Tensor:
     becomes [B, 1, 1, S], which broadcasts over heads and queries of [B, H, T, S] scores."""
     if not isinstance(valid, torch.Tensor) or valid.dtype != torch.bool or valid.dim() != 2:
         shape = tuple(valid.shape) if isinstance(valid, torch.Tensor) else type(valid).__name__
-        raise ValueError(f"valid must be a bool tensor of shape [B, S], got {shape}")
+        raise ValueError(
+            _("valid must be a bool tensor of shape [B, S], got {shape}").format(shape=shape)
+        )
     return valid[:, None, None, :]  # (B, S) -> (B, 1, 1, S)
 
 
@@ -74,7 +80,11 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     _check_tensor("x", x, 3)
     B, T, C = x.shape
     if C % n_heads:
-        raise ValueError(f"the last dimension ({C}) must be divisible by n_heads ({n_heads})")
+        raise ValueError(
+            _("the last dimension ({C}) must be divisible by n_heads ({n_heads})").format(
+                C=C, n_heads=n_heads
+            )
+        )
     # (B, T, C) -> (B, T, H, D) -> (B, H, T, D)
     return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
 
@@ -123,11 +133,15 @@ def divide_by_temperature(scores: torch.Tensor, temperature: float) -> torch.Ten
 
 def _check_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
     if not isinstance(mask, torch.Tensor):
-        raise ValueError(f"mask must be a bool torch.Tensor, got {type(mask).__name__}")
+        raise ValueError(
+            _("mask must be a bool torch.Tensor, got {kind}").format(kind=type(mask).__name__)
+        )
     if mask.dtype != torch.bool:
         raise ValueError(
-            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}; "
-            "for an additive float mask use torch.nn.functional.scaled_dot_product_attention"
+            _(
+                "mask must have dtype torch.bool (True = may attend), got {dtype}; for an additive"
+                " float mask use torch.nn.functional.scaled_dot_product_attention"
+            ).format(dtype=mask.dtype)
         )
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores_shape)
@@ -135,8 +149,10 @@ def _check_mask(mask: object, scores_shape: torch.Size) -> torch.Tensor:
         broadcast = None
     if broadcast != scores_shape:
         raise ValueError(
-            f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape "
-            f"{tuple(scores_shape)} ([..., Tq, Tk])"
+            _(
+                "mask of shape {mask_shape} does not broadcast to the scores' shape {scores_shape}"
+                " ([..., Tq, Tk])"
+            ).format(mask_shape=tuple(mask.shape), scores_shape=tuple(scores_shape))
         )
     return mask
 
@@ -148,18 +164,24 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Size:
     _check_tensor("v", v, 2)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
-            f"q and k must have the same last dimension D, got q {tuple(q.shape)} and k {tuple(k.shape)}"
+            _(
+                "q and k must have the same last dimension D, got q {q_shape} and k {k_shape}"
+            ).format(q_shape=tuple(q.shape), k_shape=tuple(k.shape))
         )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"k and v must have the same number of keys Tk, got k {tuple(k.shape)} and v {tuple(v.shape)}"
+            _(
+                "k and v must have the same number of keys Tk, got k {k_shape} and v {v_shape}"
+            ).format(k_shape=tuple(k.shape), v_shape=tuple(v.shape))
         )
     try:
         lead = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:
         raise ValueError(
-            f"the leading (batch, head) dimensions of q {tuple(q.shape)}, k {tuple(k.shape)} "
-            f"and v {tuple(v.shape)} do not broadcast"
+            _(
+                "the leading (batch, head) dimensions of q {q_shape}, k {k_shape} and v {v_shape} "
+                "do not broadcast"
+            ).format(q_shape=tuple(q.shape), k_shape=tuple(k.shape), v_shape=tuple(v.shape))
         ) from None
     return torch.Size((*lead, q.shape[-2], k.shape[-2]))
 
@@ -196,7 +218,7 @@ def attention_weights(
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     else:
-        scale = check.number("scale", scale, above=0.0, hint="(None = 1/√D)")
+        scale = check.number("scale", scale, above=0.0, hint=N_("(None = 1/√D)"))
     scores = q @ k.transpose(-2, -1) * scale  # (..., Tq, D) @ (..., D, Tk) -> (..., Tq, Tk)
     if mask is not None:
         mask = _check_mask(mask, scores_shape)
@@ -219,10 +241,10 @@ def check_heads(d_model: object, n_heads: object, n_kv_heads: object = None) -> 
     :class:`MultiHeadAttention` and ``GPTConfig`` both apply them."""
     check.integer("d_model", d_model)
     check.integer("n_heads", n_heads)
-    why = "so every head gets d_model // n_heads features"
+    why = N_("so every head gets d_model // n_heads features")
     check.divides("n_heads", n_heads, "d_model", d_model, why)
     n_kv_heads = n_heads if n_kv_heads is None else check.integer("n_kv_heads", n_kv_heads)
-    why = "so each K/V head serves the same number of query heads"
+    why = N_("so each K/V head serves the same number of query heads")
     check.divides("n_kv_heads", n_kv_heads, "n_heads", n_heads, why)
     return n_kv_heads
 
@@ -280,6 +302,8 @@ class MultiHeadAttention(nn.Module):
         # A layer built by hand checks each call's inputs; a GPT's layers (validate=False) see
         # only what the model computed after GPT.forward has checked the token ids.
         self.check_inputs = validate
+        # 15_flash_attention: True routes unmasked, cache-free calls through the tiled kernel.
+        self.flash = False
 
     def extra_repr(self) -> str:
         extra = f", rope_base={self.rope_base}" if self.rope else ""
@@ -330,7 +354,10 @@ class MultiHeadAttention(nn.Module):
         dropout_p = self.dropout if self.training else 0.0
         # PyTorch's fused kernel: the same numbers, faster. (B, H, T, D); the arguments after v:
         # attn_mask, dropout_p, is_causal
-        heads = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, fused_causal)
+        if self.flash and mask is None and past == 0 and dropout_p == 0.0:  # 15_flash_attention
+            heads = flash_attention(q, k, v, fused_causal)  # (B, H, T, D) tile by tile
+        else:
+            heads = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, fused_causal)
         if mask is not None:  # older PyTorch gives NaN for a query with no key; ours gives 0
             heads = heads.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # (B, H, T, D)
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, C))  # (B, H, T, D) -> (B, T, C)
@@ -348,15 +375,23 @@ class MultiHeadAttention(nn.Module):
     def _check_inputs(self, x, context, mask, causal, cache) -> None:
         """The clear errors of a direct call (a GPT's layers skip them: see ``check_inputs``)."""
         if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache or None, got {type(cache).__name__}")
+            raise TypeError(
+                _("cache must be a KVCache or None, got {kind}").format(kind=type(cache).__name__)
+            )
         if cache is not None and context is not None:
             raise ValueError(
-                "cache is for self-attention only: cross-attention recomputes the keys and "
-                "values of context (pass cache=None with context)"
+                _(
+                    "cache is for self-attention only: cross-attention recomputes the keys and "
+                    "values of context (pass cache=None with context)"
+                )
             )
         x = _check_tensor("x", x, 3)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must have shape [B, T, {self.d_model}], got {tuple(x.shape)}")
+            raise ValueError(
+                _("x must have shape [B, T, {d_model}], got {x_shape}").format(
+                    d_model=self.d_model, x_shape=tuple(x.shape)
+                )
+            )
         if context is not None:
             context = _check_tensor("context", context, 3)
             if (
@@ -365,8 +400,14 @@ class MultiHeadAttention(nn.Module):
                 or context.shape[0] != x.shape[0]
             ):
                 raise ValueError(
-                    f"context must have shape [B, S, {self.d_model}] with the same B as x "
-                    f"{tuple(x.shape)}, got {tuple(context.shape)}"
+                    _(
+                        "context must have shape [B, S, {d_model}] with the same B as x {x_shape},"
+                        " got {context_shape}"
+                    ).format(
+                        d_model=self.d_model,
+                        x_shape=tuple(x.shape),
+                        context_shape=tuple(context.shape),
+                    )
                 )
         B, T, _channels = x.shape
         past = 0 if cache is None else cache.length
@@ -375,5 +416,20 @@ class MultiHeadAttention(nn.Module):
             _check_mask(mask, torch.Size((B, self.n_heads, T, S)))
         if causal and T + past != S:
             raise ValueError(
-                f"causal=True needs as many keys as queries, got T={T} queries and S={S} keys"
+                _(
+                    "causal=True needs as many keys as queries, got T={T} queries and S={S} keys"
+                ).format(T=T, S=S)
             )
+
+
+def use_flash_attention(model: nn.Module, enabled: bool = True) -> int:
+    """Switch every :class:`MultiHeadAttention` inside ``model`` to the tiled kernel of
+    :mod:`.flash_attention` (introduced in 15_flash_attention), or back with ``enabled=False``.
+
+    Calls with a mask, a KV cache that already holds tokens, returned weights or dropout in
+    training keep PyTorch's fused kernel. Returns how many layers were switched.
+    """
+    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    for layer in layers:
+        layer.flash = check.boolean("enabled", enabled)
+    return len(layers)

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .i18n import N_, _, ngettext, pgettext
 from .machine import evaluating
 
 __all__ = ["CausalityError", "CausalityReport", "check_causal"]
@@ -66,46 +67,60 @@ class CausalityReport:
         if self.ok:
             return ""
         if self.leaks and all(s == t + 1 for t, s in self.leaks):
-            return (
+            return _(
                 "every leak is one step ahead (s = t + 1): an off-by-one diagonal, e.g. "
                 "tril(diagonal=1) or `j <= i + 1` instead of `j <= i`"
             )
         T = self.positions
         every_pair = {(t, s) for t in range(T) for s in range(t + 1, T)}
         if set(self.leaks) == every_pair:
-            return (
+            return _(
                 "every output sees every later input: the mask is missing somewhere "
                 "(dropped in a layer, causal=False, or applied after the softmax)"
             )
-        return "only some pairs leak: look for a mask built with the wrong shape, slice or offset"
+        return _(
+            "only some pairs leak: look for a mask built with the wrong shape, slice or offset"
+        )
 
     def __str__(self) -> str:
+        # The mode ("token ids" or "vectors") is stored in English and shown translated.
+        mode, T = _(self.mode), self.positions
         if self.ok:
-            return (
-                f"causal ✓ ({self.mode}, T = {self.positions}): outputs 0 … t never moved when "
-                f"inputs after t changed, and their gradients on later inputs are exactly 0"
-            )
-        lines = [f"causality broken ({self.mode}, T = {self.positions}):"]
+            return _(
+                "causal ✓ ({mode}, T = {T}): outputs 0 … t never moved when inputs after t "
+                "changed, and their gradients on later inputs are exactly 0"
+            ).format(mode=mode, T=T)
+        lines = [_("causality broken ({mode}, T = {T}):").format(mode=mode, T=T)]
         if self.changed:
             lines.append(
-                f"- outputs at positions {list(self.changed)} changed when only later inputs "
-                f"changed (largest change {self.max_change:.3g})"
+                _(
+                    "- outputs at positions {positions} changed when only later inputs changed "
+                    "(largest change {change:.3g})"
+                ).format(positions=list(self.changed), change=self.max_change)
             )
         if self.leaks:
-            by_output: dict[int, list[int]] = {}
-            for t, s in self.leaks:
-                by_output.setdefault(t, []).append(s)
-            shown = "; ".join(
-                f"output {t} depends on input{'s' if len(ss) > 1 else ''} {', '.join(map(str, ss))}"
-                for t, ss in list(by_output.items())[:6]
-            )
-            more = f" (and {len(by_output) - 6} more outputs)" if len(by_output) > 6 else ""
-            lines.append(
-                f"- non-zero gradient on later inputs: {shown}{more} "
-                f"(largest {self.max_gradient:.3g})"
-            )
-        lines.append(f"- likely cause: {self.diagnosis}")
+            lines.append(self._gradient_line())
+        lines.append(_("- likely cause: {diagnosis}").format(diagnosis=self.diagnosis))
         return "\n".join(lines)
+
+    def _gradient_line(self) -> str:
+        by_output: dict[int, list[int]] = {}
+        for t, s in self.leaks:
+            by_output.setdefault(t, []).append(s)
+        shown = pgettext("list separator", "; ").join(
+            ngettext(
+                "output {t} depends on input {inputs}",
+                "output {t} depends on inputs {inputs}",
+                len(ss),
+            ).format(t=t, inputs=", ".join(map(str, ss)))
+            for t, ss in list(by_output.items())[:6]
+        )
+        more = ""
+        if len(by_output) > 6:
+            more = _(" (and {n} more outputs)").format(n=len(by_output) - 6)
+        return _(
+            "- non-zero gradient on later inputs: {shown}{more} (largest {gradient:.3g})"
+        ).format(shown=shown, more=more, gradient=self.max_gradient)
 
     def __repr__(self) -> str:
         return str(self)
@@ -116,7 +131,9 @@ def _first_tensor(output: Any, name: str) -> torch.Tensor:
         output = output[0]  # e.g. GPT's (logits, loss)
     if not isinstance(output, torch.Tensor):
         raise TypeError(
-            f"{name} must return a tensor (or a tuple starting with one), got {type(output).__name__}"
+            _("{name} must return a tensor (or a tuple starting with one), got {kind}").format(
+                name=name, kind=type(output).__name__
+            )
         )
     return output
 
@@ -184,18 +201,24 @@ def check_causal(
 def _checked_arguments(model: nn.Module, T: int | None, batch_size: int, atol: float) -> int:
     """``T`` (defaulted from the model's config) after checking every argument."""
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
+        )
     if T is None:
         limit = getattr(getattr(model, "config", None), "context_length", None)
         T = min(int(limit), 16) if isinstance(limit, int) else 8
     if isinstance(T, bool) or not isinstance(T, int) or T < 2:
         raise ValueError(
-            f"T must be an int of at least 2 (a causal check needs a future), got {T!r}"
+            _("T must be an int of at least 2 (a causal check needs a future), got {T!r}").format(
+                T=T
+            )
         )
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        raise ValueError(
+            _("batch_size must be a positive int, got {batch_size!r}").format(batch_size=batch_size)
+        )
     if not (isinstance(atol, (int, float)) and atol >= 0):
-        raise ValueError(f"atol must be a number ≥ 0, got {atol!r}")
+        raise ValueError(_("atol must be a number ≥ 0, got {atol!r}").format(atol=atol))
     return T
 
 
@@ -222,22 +245,26 @@ class _Probe:
         if embedding is not None:
             vocab = embedding.num_embeddings
             inputs = torch.randint(0, vocab, (batch_size, T), generator=generator)  # (B, T)
-            return cls(model, inputs.to(device), "token ids", embedding, forward_kwargs)
+            return cls(model, inputs.to(device), N_("token ids"), embedding, forward_kwargs)
         width = _model_width(model)
         if width is None:
             raise ValueError(
-                "model has no nn.Embedding and no d_model attribute, so check_causal cannot tell "
-                "what input to build; give the module a d_model attribute"
+                _(
+                    "model has no nn.Embedding and no d_model attribute, so check_causal cannot "
+                    "tell what input to build; give the module a d_model attribute"
+                )
             )
         inputs = torch.randn(batch_size, T, width, generator=generator).to(dtype)  # (B, T, C)
-        return cls(model, inputs.to(device), "vectors", None, forward_kwargs)
+        return cls(model, inputs.to(device), N_("vectors"), None, forward_kwargs)
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         out = _first_tensor(self.model(x, **self.forward_kwargs), "model")
         B, T = self.inputs.shape[:2]
         if out.dim() < 2 or tuple(out.shape[:2]) != (B, T):
             raise ValueError(
-                f"model's output must start with [B, T] = [{B}, {T}], got {tuple(out.shape)}"
+                _("model's output must start with [B, T] = [{B}, {T}], got {out_shape}").format(
+                    B=B, T=T, out_shape=tuple(out.shape)
+                )
             )
         return out
 

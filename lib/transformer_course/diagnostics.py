@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from . import _checks
-from .i18n import _
+from .i18n import N_, _
 
 __all__ = [
     "InitialLossCheck",
@@ -50,7 +50,7 @@ def _check_loss(name: str, loss: object) -> float:
                 f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
             )
         loss = float(loss.detach().float().item())
-    return _checks.number(name, loss, hint="(a loss in nats)", finite=False)
+    return _checks.number(name, loss, hint=N_("(a loss in nats)"), finite=False)
 
 
 def perplexity(loss: float | torch.Tensor) -> float:
@@ -193,7 +193,7 @@ def check_initial_loss(
     """
     value = _check_loss("loss", loss)
     _checks.integer("vocab_size", vocab_size, 2)
-    _checks.number("tolerance", tolerance, above=0.0, hint="(in nats)")
+    _checks.number("tolerance", tolerance, above=0.0, hint=N_("(in nats)"))
     std = None
     if logits is not None:
         _checks.tensor("logits", logits, 1, floating=True, shape="[..., V]")

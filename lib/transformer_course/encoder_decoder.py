@@ -23,6 +23,7 @@ from . import _checks as check
 from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .generate import beam_search_loop, decode_loop
+from .i18n import _
 from .kv_cache import KVCache
 from .norm import LayerNorm
 from .positional import sinusoidal_encoding
@@ -71,7 +72,11 @@ class EncoderDecoderConfig:
         }.items():
             check.integer(name, getattr(self, name), minimum)
         if self.d_model % 2:
-            raise ValueError(f"d_model must be even (sinusoidal positions), got {self.d_model}")
+            raise ValueError(
+                _("d_model must be even (sinusoidal positions), got {d_model}").format(
+                    d_model=self.d_model
+                )
+            )
         check.divides("n_heads", self.n_heads, "d_model", self.d_model)
         if self.d_ff is not None:
             check.integer("d_ff", self.d_ff)
@@ -79,7 +84,7 @@ class EncoderDecoderConfig:
         for name in ("pad_id", "bos_id", "eos_id"):
             check.integer(name, getattr(self, name), 0, self.vocab_size - 1)
         if len({self.pad_id, self.bos_id, self.eos_id}) != 3:
-            raise ValueError("pad_id, bos_id and eos_id must be three different ids")
+            raise ValueError(_("pad_id, bos_id and eos_id must be three different ids"))
 
 
 class EncoderBlock(nn.Module):
@@ -161,7 +166,11 @@ class EncoderDecoder(nn.Module):
     def __init__(self, config: EncoderDecoderConfig) -> None:
         super().__init__()
         if not isinstance(config, EncoderDecoderConfig):
-            raise TypeError(f"config must be an EncoderDecoderConfig, got {type(config).__name__}")
+            raise TypeError(
+                _("config must be an EncoderDecoderConfig, got {kind}").format(
+                    kind=type(config).__name__
+                )
+            )
         self.config = c = config
         self.src_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
         self.tgt_embed = nn.Embedding(c.vocab_size, c.d_model)  # (V, C)
@@ -183,8 +192,15 @@ class EncoderDecoder(nn.Module):
     ) -> torch.Tensor:
         if start_pos + ids.shape[1] > self.config.max_len:
             raise ValueError(
-                f"{name} has {ids.shape[1]} tokens after {start_pos} cached ones; "
-                f"this model takes at most max_len={self.config.max_len}"
+                _(
+                    "{name} has {n_tokens} tokens after {start_pos} cached ones; this model takes "
+                    "at most max_len={max_len}"
+                ).format(
+                    name=name,
+                    n_tokens=ids.shape[1],
+                    start_pos=start_pos,
+                    max_len=self.config.max_len,
+                )
             )
         # The paper scales embeddings by √C so they are not drowned by the positions (values ≤ 1).
         x = (
@@ -223,21 +239,26 @@ class EncoderDecoder(nn.Module):
         tgt_in = _check_ids("tgt_in", tgt_in, self.config.vocab_size)
         if tgt_in.shape[0] != memory.shape[0]:
             raise ValueError(
-                f"tgt_in and memory must have the same batch size, got {tgt_in.shape[0]} and {memory.shape[0]}"
+                _(
+                    "tgt_in and memory must have the same batch size, got {tgt_batch} and "
+                    "{memory_batch}"
+                ).format(tgt_batch=tgt_in.shape[0], memory_batch=memory.shape[0])
             )
         if cache is None and start_pos:
-            raise ValueError("start_pos > 0 needs the cache that holds the earlier tokens")
+            raise ValueError(_("start_pos > 0 needs the cache that holds the earlier tokens"))
         if cache is not None and (
             len(cache) != len(self.decoder) or not all(isinstance(c, KVCache) for c in cache)
         ):
             raise ValueError(
-                "cache must come from model.new_cache(): one KVCache per decoder layer"
+                _("cache must come from model.new_cache(): one KVCache per decoder layer")
             )
         start = 0 if cache is None else cache[0].length  # answer tokens already cached
         if start_pos is not None and start_pos != start:
             raise ValueError(
-                f"start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
-                "feed each token once, in order"
+                _(
+                    "start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
+                    "feed each token once, in order"
+                ).format(start_pos=start_pos, start=start)
             )
         mask = self.source_mask(src)  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, "tgt_in", start)  # (B, T, C)
@@ -262,7 +283,9 @@ class EncoderDecoder(nn.Module):
             return logits, None
         if targets.shape != tgt_in.shape:
             raise ValueError(
-                f"targets must have the shape of tgt_in {tuple(tgt_in.shape)}, got {tuple(targets.shape)}"
+                _(
+                    "targets must have the shape of tgt_in {tgt_in_shape}, got {targets_shape}"
+                ).format(tgt_in_shape=tuple(tgt_in.shape), targets_shape=tuple(targets.shape))
             )
         # (B·T, V) vs (B·T,)
         loss = F.cross_entropy(
@@ -294,7 +317,9 @@ class EncoderDecoder(nn.Module):
         check.integer("max_new_tokens", max_new_tokens)
         if max_new_tokens + 1 > self.config.max_len:
             raise ValueError(
-                f"max_new_tokens must be at most max_len − 1 = {self.config.max_len - 1}, got {max_new_tokens}"
+                _(
+                    "max_new_tokens must be at most max_len − 1 = {most}, got {max_new_tokens}"
+                ).format(most=self.config.max_len - 1, max_new_tokens=max_new_tokens)
             )
         return max_new_tokens
 

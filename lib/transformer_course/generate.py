@@ -29,6 +29,7 @@ from torch import nn
 
 from . import _checks as check
 from .attention import divide_by_temperature
+from .i18n import N_, _
 from .machine import evaluating
 
 
@@ -43,22 +44,36 @@ def _as_batch(idx: torch.Tensor | Sequence[int], name: str = "idx") -> tuple[tor
             idx = torch.as_tensor(list(idx), dtype=torch.long)
         except (TypeError, ValueError):
             raise TypeError(
-                f"{name} must be a tensor or a list of token ids, got {type(idx).__name__}"
+                _("{name} must be a tensor or a list of token ids, got {kind}").format(
+                    name=name, kind=type(idx).__name__
+                )
             ) from None
     if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integer token ids (torch.long), got dtype {idx.dtype}")
+        raise TypeError(
+            _("{name} must hold integer token ids (torch.long), got dtype {dtype}").format(
+                name=name, dtype=idx.dtype
+            )
+        )
     if idx.dim() not in (1, 2):
-        raise ValueError(f"{name} must have shape [T] or [B, T], got {tuple(idx.shape)}")
+        raise ValueError(
+            _("{name} must have shape [T] or [B, T], got {idx_shape}").format(
+                name=name, idx_shape=tuple(idx.shape)
+            )
+        )
     single = idx.dim() == 1
     batch = idx[None] if single else idx  # (T,) -> (1, T)
     if batch.shape[1] == 0:
-        raise ValueError(f"{name} is an empty prompt: give at least one token to continue from")
+        raise ValueError(
+            _("{name} is an empty prompt: give at least one token to continue from").format(
+                name=name
+            )
+        )
     return batch.long(), single
 
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
     """Raise ValueError/TypeError naming the knob when a sampling setting is out of range."""
-    check.number("temperature", temperature, minimum=0.0, hint="(0 = greedy)")
+    check.number("temperature", temperature, minimum=0.0, hint=N_("(0 = greedy)"))
     if top_k is not None:
         check.integer("top_k", top_k)
     if top_p is not None:
@@ -140,8 +155,11 @@ def decode_loop(
         logits = step(out)  # (B, V)
         if torch.isnan(logits).any():
             raise ValueError(
-                "the model's logits are NaN: its weights are not finite (a training run that "
-                "diverged?); load an earlier checkpoint or train again with a lower learning rate"
+                _(
+                    "the model's logits are NaN: its weights are not finite (a training run that "
+                    "diverged?); load an earlier checkpoint or train again with a lower learning "
+                    "rate"
+                )
             )
         token = choose(logits)  # (B, 1)
         if eos_id is not None:
@@ -212,7 +230,7 @@ def filter_logits(
     check_sampling(temperature, top_k, top_p)
     if temperature == 0:
         raise ValueError(
-            "temperature=0 means greedy decoding: take logits.argmax(-1) instead of filtering"
+            _("temperature=0 means greedy decoding: take logits.argmax(-1) instead of filtering")
         )
     scaled = divide_by_temperature(logits, temperature)  # (..., V)
     if top_k is not None and top_k < scaled.shape[-1]:
@@ -315,7 +333,10 @@ def continuation_log_probs(
     cont_batch, _was_1d = _as_batch(continuation, "continuation")
     if cont_batch.shape[0] != prompt_batch.shape[0]:
         raise ValueError(
-            f"prompt and continuation must have the same batch size, got {prompt_batch.shape[0]} and {cont_batch.shape[0]}"
+            _(
+                "prompt and continuation must have the same batch size, got {prompt_batch} and "
+                "{continuation_batch}"
+            ).format(prompt_batch=prompt_batch.shape[0], continuation_batch=cont_batch.shape[0])
         )
     device = next(model.parameters()).device
     full = torch.cat([prompt_batch, cont_batch], dim=1).to(device)  # (B, T + n)

@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from . import _checks as check
+from .i18n import _
 from .machine import evaluating, synchronize
 
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
@@ -53,16 +54,20 @@ class KVCache:
         """Store the new tokens' keys and values [B, Hkv, T, D]; return all of them [B, Hkv, S + T, D]."""
         if keys.dim() != 4 or keys.shape != values.shape:
             raise ValueError(
-                f"keys and values must both have shape [B, Hkv, T, D], got {tuple(keys.shape)} "
-                f"and {tuple(values.shape)}"
+                _(
+                    "keys and values must both have shape [B, Hkv, T, D], got {keys_shape} and "
+                    "{values_shape}"
+                ).format(keys_shape=tuple(keys.shape), values_shape=tuple(values.shape))
             )
         if self.keys is None:
             self.keys, self.values = keys, values
         else:
             if keys.shape[:2] != self.keys.shape[:2] or keys.shape[3] != self.keys.shape[3]:
                 raise ValueError(
-                    f"new keys {tuple(keys.shape)} do not match the cached {tuple(self.keys.shape)} "
-                    "in batch, heads or head size; start a new cache for a new batch"
+                    _(
+                        "new keys {keys_shape} do not match the cached {keys_shape2} in batch, "
+                        "heads or head size; start a new cache for a new batch"
+                    ).format(keys_shape=tuple(keys.shape), keys_shape2=tuple(self.keys.shape))
                 )
             self.keys = torch.cat([self.keys, keys], dim=2)  # (B, Hkv, S, D) -> (B, Hkv, S + T, D)
             self.values = torch.cat([self.values, values], dim=2)  # (B, Hkv, S + T, D)
@@ -126,12 +131,14 @@ def decode_step_times(
     "uncached": [...]}``, one number per position. Timings depend on the machine and its load.
     """
     if not hasattr(model, "new_cache"):
-        raise TypeError("model must offer new_cache() and forward(idx, cache=...)")
+        raise TypeError(_("model must offer new_cache() and forward(idx, cache=...)"))
     check.integer("repeats", repeats)
     limit = model.config.context_length
     if not positions or any(not 0 <= int(p) < limit for p in positions):
         raise ValueError(
-            f"positions must be non-empty, each in 0 … {limit - 1}, got {list(positions)}"
+            _("positions must be non-empty, each in 0 … {last}, got {positions}").format(
+                last=limit - 1, positions=list(positions)
+            )
         )
     device = next(model.parameters()).device
     generator = torch.Generator().manual_seed(seed)

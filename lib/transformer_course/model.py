@@ -23,6 +23,7 @@ from torch.nn import functional as F
 from . import _checks as check
 from .attention import MultiHeadAttention, check_heads
 from .feedforward import FeedForward, SwiGLU
+from .i18n import _
 from .kv_cache import KVCache, new_cache
 from .machine import evaluating  # GPT.attention_maps uses it; 11_training imports it from here
 from .norm import LayerNorm, RMSNorm
@@ -160,7 +161,11 @@ MODEL_PRESETS: dict[str, dict[str, Any]] = {
 def model_preset(name: str, vocab_size: int, **overrides: Any) -> GPTConfig:
     """The ``GPTConfig`` of recipe ``name`` for ``vocab_size`` tokens (fields in ``overrides`` win)."""
     if name not in MODEL_PRESETS:
-        raise ValueError(f"preset must be one of {sorted(MODEL_PRESETS)}, got {name!r}")
+        raise ValueError(
+            _("preset must be one of {presets}, got {name!r}").format(
+                presets=sorted(MODEL_PRESETS), name=name
+            )
+        )
     return GPTConfig(vocab_size=vocab_size, **{**MODEL_PRESETS[name], **overrides})
 
 
@@ -236,7 +241,9 @@ class GPT(nn.Module):
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
         if not isinstance(config, GPTConfig):
-            raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
+            raise TypeError(
+                _("config must be a GPTConfig, got {kind}").format(kind=type(config).__name__)
+            )
         self.config = config
         C = config.d_model
         self.token_embedding = nn.Embedding(config.vocab_size, C)  # (V, C)
@@ -326,7 +333,7 @@ class GPT(nn.Module):
         idx = self._check_ids("idx", idx)
         if not self.blocks:
             raise ValueError(
-                "the model has no blocks (n_layers=0), so there is no attention to show"
+                _("the model has no blocks (n_layers=0), so there is no attention to show")
             )
         with evaluating(self):
             _normed, maps = self._blocks_forward(idx, return_attention=True)
@@ -352,7 +359,11 @@ class GPT(nn.Module):
         of ``like``, if given) that fit into the context after ``start`` cached tokens."""
         ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
         if like is not None and ids.shape != like.shape:
-            raise ValueError(f"{name} must have the same shape as idx, {tuple(like.shape)}")
+            raise ValueError(
+                _("{name} must have the same shape as idx, {like_shape}").format(
+                    name=name, like_shape=tuple(like.shape)
+                )
+            )
         if start + ids.shape[1] > self.config.context_length:
             raise ValueError(_too_long(name, ids.shape[1], start, self.config.context_length))
         return ids
@@ -364,19 +375,21 @@ class GPT(nn.Module):
             check.integer("start_pos", start_pos, 0)
         if cache is None:
             raise ValueError(
-                "start_pos > 0 needs the cache that holds the earlier tokens: pass cache=..."
+                _("start_pos > 0 needs the cache that holds the earlier tokens: pass cache=...")
             )
         if (
             not isinstance(cache, list)
             or len(cache) != len(self.blocks)
             or not all(isinstance(c, KVCache) for c in cache)
         ):
-            raise TypeError("cache must be the list of KVCache that model.new_cache() returns")
+            raise TypeError(_("cache must be the list of KVCache that model.new_cache() returns"))
         cached = cache[0].length if cache else start_pos or 0
         if start_pos is not None and start_pos != cached:
             raise ValueError(
-                f"start_pos ({start_pos}) must equal the number of cached tokens ({cached}): "
-                "feed each token once, in order"
+                _(
+                    "start_pos ({start_pos}) must equal the number of cached tokens ({cached}): "
+                    "feed each token once, in order"
+                ).format(start_pos=start_pos, cached=cached)
             )
         return cached
 

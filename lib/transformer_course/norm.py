@@ -12,6 +12,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from . import _checks as check
+from .i18n import _
 
 
 def _check_dims(d: object, eps: object) -> None:
@@ -23,7 +24,9 @@ def _check_input(x: torch.Tensor, d: int, name: str) -> None:
     check.tensor("x", x, shape=f"[..., {d}]")
     if x.ndim == 0 or x.shape[-1] != d:
         raise ValueError(
-            f"{name} was built for vectors of size d={d}, got input of shape {tuple(x.shape)}"
+            _("{name} was built for vectors of size d={d}, got input of shape {x_shape}").format(
+                name=name, d=d, x_shape=tuple(x.shape)
+            )
         )
 
 

@@ -75,6 +75,7 @@ def setup_notebook(
         pd.set_option("display.precision", 4)
         pd.set_option("display.max_columns", 20)
         pd.set_option("display.width", 120)
+    _use_picture_font(language())
     if quiet_warnings:
         # Library deprecation chatter lands in stderr, which strict nbval compares.
         warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -83,6 +84,19 @@ def setup_notebook(
     return CourseSession(
         device=pick_device(device), seed=seed, in_colab=in_colab(), lang=language()
     )
+
+
+def _use_picture_font(lang: str) -> None:
+    """Plots drawn in the notebook write Chinese with the package's CJK font behind DejaVu Sans
+    (``viz.fonts.font_family``): matplotlib has no Chinese glyph of its own. English leaves
+    matplotlib's settings as they are."""
+    if lang == "en":
+        return
+    import matplotlib as mpl
+
+    from .viz.fonts import font_family
+
+    mpl.rcParams["font.family"] = font_family(lang)
 
 
 def _row(check: str, ok: bool, detail: str, fix: str) -> dict[str, str]:

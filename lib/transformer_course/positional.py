@@ -13,8 +13,10 @@ def check_sinusoidal_width(d_model: int) -> int:
     so ``d_model`` must be even. :func:`sinusoidal_encoding` and ``GPTConfig`` both apply it."""
     if d_model % 2:
         raise ValueError(
-            f"the sinusoidal table needs an even d_model (sin/cos come in pairs), got {d_model}; "
-            f"try {d_model + 1}"
+            _(
+                "the sinusoidal table needs an even d_model (sin/cos come in pairs), got "
+                "{d_model}; try {even}"
+            ).format(d_model=d_model, even=d_model + 1)
         )
     return d_model
 
@@ -78,8 +80,10 @@ def apply_rope(
         positions = torch.as_tensor(positions, device=x.device)
     if positions.shape != (seq_len,):
         raise ValueError(
-            f"positions must have shape [T] = [{seq_len}] (one position per token), "
-            f"got {tuple(positions.shape)}"
+            _(
+                "positions must have shape [T] = [{seq_len}] (one position per token), got "
+                "{positions_shape}"
+            ).format(seq_len=seq_len, positions_shape=tuple(positions.shape))
         )
     angles = rope_angles(positions.to(x.device), head_dim, base)  # (T, D/2)
     # Compute in at least float32: half-precision sin/cos of large angles are too coarse.

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .i18n import _
+
 
 def _as_long(ids: Sequence[int] | torch.Tensor, name: str) -> torch.Tensor:
     if isinstance(ids, torch.Tensor):
@@ -75,9 +77,11 @@ class CompactVocabulary:
         if not bool(found.all()):
             missing = sorted({int(i) for i in tensor[~found].flatten()[:10]})
             raise ValueError(
-                f"token ids {missing} are not in this compact vocabulary of {self.size} ids "
-                "(a compact model can only read and write the tokens of its corpus); "
-                "rephrase the text or train with the full vocabulary"
+                _(
+                    "token ids {missing} are not in this compact vocabulary of {size} ids "
+                    "(a compact model can only read and write the tokens of its corpus); "
+                    "rephrase the text or train with the full vocabulary"
+                ).format(missing=missing, size=self.size)
             )
         return position  # (...)
 
@@ -86,7 +90,9 @@ class CompactVocabulary:
         tensor = _as_long(compact, "compact")
         if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= self.size):
             raise ValueError(
-                f"compact ids must lie in 0..{self.size - 1}, got {int(tensor.min())}..{int(tensor.max())}"
+                _("compact ids must lie in 0..{last}, got {low}..{high}").format(
+                    last=self.size - 1, low=int(tensor.min()), high=int(tensor.max())
+                )
             )
         return self.ids.to(tensor.device)[tensor]  # (...)
 

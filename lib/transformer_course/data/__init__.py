@@ -23,6 +23,7 @@ import torch
 
 from .. import _checks as check
 from .. import tokenizer
+from ..i18n import _
 from ..machine import DATA_DIR_ENV_VAR, data_dir
 from ..vocabulary import CompactVocabulary
 from .source import (
@@ -73,8 +74,10 @@ def _checked_corpus_text(dataset) -> str:
     actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if actual != CORPUS_SHA256:
         raise CorpusMismatchError(
-            f"the corpus read through datasets has SHA-256 {actual}, expected {CORPUS_SHA256}; "
-            "clear ~/.cache/huggingface/datasets and run again"
+            _(
+                "the corpus read through datasets has SHA-256 {actual}, expected {CORPUS_SHA256}; "
+                "clear ~/.cache/huggingface/datasets and run again"
+            ).format(actual=actual, CORPUS_SHA256=CORPUS_SHA256)
         )
     return text
 
@@ -90,13 +93,19 @@ def load_text(path: str | os.PathLike | None = None) -> str:
         return _checked_corpus_text(corpus_dataset())
     source = Path(path).expanduser()
     if not source.is_file():
-        raise FileNotFoundError(f"no text file at {source}; check the path")
+        raise FileNotFoundError(_("no text file at {source}; check the path").format(source=source))
     try:
         text = source.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{source} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise ValueError(
+            _("{source} is not UTF-8 text ({reason} at byte {start})").format(
+                source=source, reason=exc.reason, start=exc.start
+            )
+        ) from exc
     if not text:
-        raise ValueError(f"{source} is empty; the course needs some text to tokenize")
+        raise ValueError(
+            _("{source} is empty; the course needs some text to tokenize").format(source=source)
+        )
     return text
 
 
@@ -151,8 +160,10 @@ class Codec:
         if unknown.numel():
             pieces = ", ".join(repr(self.encoding.decode([int(i)])) for i in unknown[:8])
             raise ValueError(
-                f"{what} has tokens the model's compact vocabulary does not know: {pieces}; "
-                "rephrase it with words from the training text"
+                _(
+                    "{what} has tokens the model's compact vocabulary does not know: {pieces}; "
+                    "rephrase it with words from the training text"
+                ).format(what=what, pieces=pieces)
             )
         return self.vocab.encode(ids)
 
@@ -211,7 +222,7 @@ def load_corpus(
     ``"full"`` keeps the encoding's ids. Introduced in 11_training; the command line uses it.
     """
     if vocab not in ("compact", "full"):
-        raise ValueError(f"vocab must be 'compact' or 'full', got {vocab!r}")
+        raise ValueError(_("vocab must be 'compact' or 'full', got {vocab!r}").format(vocab=vocab))
     # The textbook: one read through datasets serves the text and the ids (both cached).
     dataset = corpus_dataset() if path is None else None
     text = load_text(path) if dataset is None else _checked_corpus_text(dataset)
@@ -232,7 +243,9 @@ def as_ids(ids: Sequence[int] | torch.Tensor, name: str = "ids") -> torch.Tensor
     tensor = ids if isinstance(ids, torch.Tensor) else torch.as_tensor(list(ids), dtype=torch.long)
     if tensor.dim() != 1:
         raise ValueError(
-            f"{name} must be a 1-D stream of token ids, got shape {tuple(tensor.shape)}"
+            _("{name} must be a 1-D stream of token ids, got shape {tensor_shape}").format(
+                name=name, tensor_shape=tuple(tensor.shape)
+            )
         )
     if tensor.dtype != torch.long:
         tensor = tensor.long()
@@ -248,7 +261,9 @@ def train_val_split(
     check.number("train_fraction", train_fraction, above=0, below=1)
     tensor = as_ids(ids)
     if tensor.numel() < 2:
-        raise ValueError(f"need at least 2 token ids to split, got {tensor.numel()}")
+        raise ValueError(
+            _("need at least 2 token ids to split, got {n_ids}").format(n_ids=tensor.numel())
+        )
     cut = min(max(int(tensor.numel() * train_fraction), 1), tensor.numel() - 1)
     return tensor[:cut], tensor[cut:]
 
@@ -271,8 +286,10 @@ def get_batch(
     tensor = as_ids(ids)
     if tensor.numel() < context_length + 1:
         raise ValueError(
-            f"context_length={context_length} needs at least {context_length + 1} token ids "
-            f"(inputs plus one target), but the data has {tensor.numel()}; use a shorter context"
+            _(
+                "context_length={context_length} needs at least {needed} token ids (inputs plus "
+                "one target), but the data has {n_ids}; use a shorter context"
+            ).format(context_length=context_length, needed=context_length + 1, n_ids=tensor.numel())
         )
     # (B,)
     starts = torch.randint(tensor.numel() - context_length, (batch_size,), generator=generator)

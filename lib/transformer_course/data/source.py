@@ -24,6 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..i18n import _
 from ..machine import data_dir
 
 CORPUS_ENV_VAR = "TRANSFORMER_COURSE_CORPUS"
@@ -136,10 +137,19 @@ def download_corpus(target: Path | None = None, progress: bool | None = None) ->
             break
     else:
         raise ValueError(
-            f"the downloaded {CORPUS_FILENAME} has SHA-256 {actual} ({len(payload):,} bytes), "
-            f"expected {CORPUS_SHA256} ({CORPUS_BYTES:,} bytes), twice (the second time past the "
-            f"cache); the download was discarded and nothing was written to {target.parent}. "
-            "Run again later, or fetch the file by hand and put it there."
+            _(
+                "the downloaded {CORPUS_FILENAME} has SHA-256 {actual} ({n_payload:,} bytes), "
+                "expected {CORPUS_SHA256} ({CORPUS_BYTES:,} bytes), twice (the second time past "
+                "the cache); the download was discarded and nothing was written to {parent}. Run "
+                "again later, or fetch the file by hand and put it there."
+            ).format(
+                CORPUS_FILENAME=CORPUS_FILENAME,
+                actual=actual,
+                n_payload=len(payload),
+                CORPUS_SHA256=CORPUS_SHA256,
+                CORPUS_BYTES=CORPUS_BYTES,
+                parent=target.parent,
+            )
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=target.parent)
@@ -156,8 +166,17 @@ def download_corpus(target: Path | None = None, progress: bool | None = None) ->
 def _mismatch(path: Path, actual: str, what_to_do: str) -> CorpusMismatchError:
     size = path.stat().st_size
     return CorpusMismatchError(
-        f"{path} is not the course corpus: its SHA-256 is {actual} ({size:,} bytes), expected "
-        f"{CORPUS_SHA256} ({CORPUS_BYTES:,} bytes) — damaged, cut short or another text. {what_to_do}"
+        _(
+            "{path} is not the course corpus: its SHA-256 is {actual} ({size:,} bytes), expected "
+            "{expected} ({expected_size:,} bytes) — damaged, cut short or another text. {what_to_do}"
+        ).format(
+            path=path,
+            actual=actual,
+            size=size,
+            expected=CORPUS_SHA256,
+            expected_size=CORPUS_BYTES,
+            what_to_do=what_to_do,
+        )
     )
 
 
@@ -165,17 +184,21 @@ def _from_environment(override: str) -> Path:
     path = Path(override).expanduser()
     if not path.is_file():
         raise FileNotFoundError(
-            f"${CORPUS_ENV_VAR} points at {path}, which is not a file; "
-            f"fix the variable or unset it to use {data_dir() / CORPUS_FILENAME}"
+            _(
+                "${CORPUS_ENV_VAR} points at {path}, which is not a file; fix the variable or "
+                "unset it to use {default}"
+            ).format(CORPUS_ENV_VAR=CORPUS_ENV_VAR, path=path, default=data_dir() / CORPUS_FILENAME)
         )
     actual = sha256_of(path)
     if actual != CORPUS_SHA256:
         raise _mismatch(
             path,
             actual,
-            f"${CORPUS_ENV_VAR} must name the course's {CORPUS_FILENAME}: replace the file, or "
-            "unset the variable. To train on a text of your own, pass it as "
-            "load_text(path) (or --text on the command line).",
+            _(
+                "${variable} must name the course's {filename}: replace the file, or "
+                "unset the variable. To train on a text of your own, pass it as "
+                "load_text(path) (or --text on the command line)."
+            ).format(variable=CORPUS_ENV_VAR, filename=CORPUS_FILENAME),
         )
     return path
 
@@ -199,7 +222,7 @@ def corpus_path(download: bool = True, progress: bool | None = None) -> Path:
         return cached
     if not download:
         raise _mismatch(
-            cached, actual, "Delete it (the next load_text() downloads it again) or replace it."
+            cached, actual, _("Delete it (the next load_text() downloads it again) or replace it.")
         )
     try:
         return download_corpus(cached, progress)
@@ -207,6 +230,8 @@ def corpus_path(download: bool = True, progress: bool | None = None) -> Path:
         raise _mismatch(
             cached,
             actual,
-            "A fresh copy could not be downloaded (offline?): replace the file with the "
-            f"course's {CORPUS_FILENAME}, or delete it and run again online.",
+            _(
+                "A fresh copy could not be downloaded (offline?): replace the file with the "
+                "course's {filename}, or delete it and run again online."
+            ).format(filename=CORPUS_FILENAME),
         ) from exc

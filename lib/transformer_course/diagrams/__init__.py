@@ -13,6 +13,13 @@ library from the registry (graphviz, schemdraw, diagrams) would add a system bin
 dependency, lay boxes out by itself (so "the shape on every arrow" and side-by-side
 comparisons are hard to keep readable) and its output would differ between its releases.
 
+*Languages.* Every word a diagram draws comes through the library catalog (``_``), so a
+diagram drawn while the language is Chinese (``setup_notebook(lang="zh")``,
+``i18n.in_language("zh")``) is Chinese; :func:`.base.localised` puts the package's CJK subset
+font (``fonts/``, made by ``tools/cjk_font.py``) behind DejaVu for it. Shapes, code and token
+strings stay as they are. ``make images`` writes the Chinese diagrams into ``images/zh/``
+(README.zh-CN.md's course map); ``tools/i18n.py build`` draws the Chinese roadmap cells.
+
 *Numbers.* Every shape comes from :data:`COURSE` (B=4, T=16, C=64, H=4, D=16, 8 blocks,
 V = 3,771 compact or 100,070 full), the numbers the notebooks print.
 
@@ -49,6 +56,7 @@ from matplotlib.figure import Figure
 from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
+from .flash_tiles import flash_tile_grid
 from .gpt import gpt_overview, training_loop
 from .numbers import COURSE, NOTEBOOKS, CourseNumbers
 from .query_row import query_row_steps
@@ -63,6 +71,7 @@ __all__ = [
     "gpt_overview",
     "roadmap",
     "show",
+    "show_flash_tiles",
     "show_query_row",
     "show_roadmap",
     "training_loop",
@@ -113,9 +122,9 @@ TOPIC_DIAGRAMS: dict[str, tuple[tuple[str, str], ...]] = {
 
 def show_roadmap(notebook: str) -> None:
     """Show ``notebook``'s roadmap strip, then its topic's diagrams (:data:`TOPIC_DIAGRAMS`), as
-    cell outputs: the roadmap cell of every notebook (written by ``make images``). The strip is
-    drawn in the learner's language (``setup_notebook(lang="zh")`` in notebooks/zh/); the
-    diagrams stay as they are."""
+    cell outputs: the roadmap cell of every notebook (written by ``make images``). The strip and
+    the diagrams are drawn in the learner's language (``setup_notebook(lang="zh")`` in
+    notebooks/zh/)."""
     from IPython.display import display
 
     if notebook not in NOTEBOOKS:
@@ -131,6 +140,14 @@ def show_query_row(stage: str):
     from IPython.display import Image  # IPython only where a notebook shows a picture
 
     return Image(data=render(query_row_steps(stage), "png"))
+
+
+def show_flash_tiles(T: int | None = None, block_q: int = 4, block_k: int = 4):
+    """The tile grid of a causal FlashAttention pass (:func:`.flash_tiles.flash_tile_grid`) as an
+    inline PNG (introduced in 15_flash_attention)."""
+    from IPython.display import Image  # IPython only where a notebook shows a picture
+
+    return Image(data=render(flash_tile_grid(T, block_q, block_k), "png"))
 
 
 def all_diagrams() -> dict[str, Callable[[], Figure]]:

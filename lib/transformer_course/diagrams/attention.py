@@ -8,9 +8,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..i18n import _
 from .base import (
     EDGE,
-    MONO,
     PALETTE,
     SHAPE_COLOUR,
     Box,
@@ -19,6 +19,8 @@ from .base import (
     box,
     canvas,
     drawing,
+    localised,
+    mono_family,
     note,
     title,
 )
@@ -48,7 +50,7 @@ def _mask_icon(ax, x0: float, y0: float, size: float = 0.16, n: int = 5) -> None
     ax.text(
         x0 + n * size / 2,
         y0 - n * size - 0.12,
-        "grey = −∞",
+        _("grey = −∞"),
         ha="center",
         va="top",
         fontsize=8.5,
@@ -64,7 +66,7 @@ def _projections(ax, n: CourseNumbers, xs: tuple[float, float, float]) -> list[B
             box(ax, x, y, 2.9, 0.6, text, PALETTE["attention"], fontsize=10.5)
             for y, text in (
                 (9.85, f"{name} = x W_{name}\nLinear {n.C} → {n.C}"),
-                (8.5, f"split {name} into heads\nview + transpose"),
+                (8.5, _("split {name} into heads\nview + transpose").format(name=name)),
             )
         )
         for drawn in (proj, split):
@@ -82,10 +84,15 @@ def _score_chain(ax, x: float, n: CourseNumbers, q: Box, k: Box) -> Box:
     heads = n.shape("B", "H", "T", "D")
     square = n.shape("B", "H", "T", "T")
     steps = [
-        ("05", "scores = Q Kᵀ\n(every query · every key)", PALETTE["attention"], square),
-        ("05", f"scale: ÷ √D = ÷ {int(n.D**0.5)}", PALETTE["attention"], square),
-        ("06", "causal mask: −∞ where key > query", PALETTE["attention"], square),
-        ("07", "softmax over the keys\n(each row sums to 1)", PALETTE["output"], square),
+        ("05", _("scores = Q Kᵀ\n(every query · every key)"), PALETTE["attention"], square),
+        (
+            "05",
+            _("scale: ÷ √D = ÷ {root}").format(root=int(n.D**0.5)),
+            PALETTE["attention"],
+            square,
+        ),
+        ("06", _("causal mask: −∞ where key > query"), PALETTE["attention"], square),
+        ("07", _("softmax over the keys\n(each row sums to 1)"), PALETTE["output"], square),
     ]
     ys = [6.95, 5.75, 4.6, 3.4]
     drawn = []
@@ -110,7 +117,7 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
         2.1,
         3.4,
         0.65,
-        "weights @ V\n(mix the values)",
+        _("weights @ V\n(mix the values)"),
         PALETTE["attention"],
         fontsize=10.5,
     )
@@ -119,7 +126,7 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
         ax,
         softmax_box.bottom,
         (weighted.x - 1.0, weighted.top[1]),
-        "weights " + square,
+        _("weights {shape}").format(shape=square),
         side="left",
         label_at=(x, 2.78),
         offset=0.15,
@@ -132,7 +139,9 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
         side="right",
         connection="arc3,rad=0.0",
     )
-    concat = box(ax, 7.2, 1.05, 3.4, 0.5, "concatenate heads", PALETTE["attention"], fontsize=10.5)
+    concat = box(
+        ax, 7.2, 1.05, 3.4, 0.5, _("concatenate heads"), PALETTE["attention"], fontsize=10.5
+    )
     _badge(ax, concat, "08")
     arrow(ax, weighted.bottom, concat.top, heads)
     out = box(
@@ -141,7 +150,7 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
         1.05,
         2.6,
         0.6,
-        f"W_O: Linear {n.C} → {n.C}\nout {n.shape('B', 'T', 'C')}",
+        f"W_O: Linear {n.C} → {n.C}\n" + _("out {shape}").format(shape=n.shape("B", "T", "C")),
         PALETTE["attention"],
         fontsize=10,
     )
@@ -149,13 +158,21 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
     arrow(ax, concat.right, out.left, n.shape("B", "T", "C"), side="above", offset=0.08)
 
 
+@localised
 def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
     """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
     headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
     concatenate, W_O."""
     n = numbers
     fig, ax = canvas(13.0, 12.2)
-    title(ax, 6.5, 11.8, f"Multi-head attention step by step (H = {n.H} heads, D = C / H = {n.D})")
+    title(
+        ax,
+        6.5,
+        11.8,
+        _("Multi-head attention step by step (H = {H} heads, D = C / H = {D})").format(
+            H=n.H, D=n.D
+        ),
+    )
     q, k, v = _projections(ax, n, (2.4, 6.5, 10.6))
     x = 4.45
     softmax_box = _score_chain(ax, x, n, q, k)
@@ -165,7 +182,10 @@ def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
         ax,
         0.4,
         1.6,
-        "every head does the same steps\non its own D = 16 columns;\nbadges = the notebook of each step",
+        _(
+            "every head does the same steps\non its own D = {D} columns;\n"
+            "badges = the notebook of each step"
+        ).format(D=n.D),
         fontsize=10,
     )
     return fig
@@ -196,7 +216,7 @@ def _annotate(ax, target: Box, label: str, at: tuple[float, float], above: bool)
         ha="center",
         va="bottom" if above else "top",
         fontsize=10.5,
-        family=MONO,
+        family=mono_family(),
         color=SHAPE_COLOUR,
         zorder=3,
         arrowprops={
@@ -233,41 +253,57 @@ def _formula_labels(n: CourseNumbers, symbols: list) -> list:
     hs = n.shape("B", "H", "T", "D")
     scores = n.shape("B", "H", "T", "T")
     return [
-        (out, f"result {hs};\nheads concatenated:\n{n.shape('B', 'T', 'C')}", (2.3, 5.2), True),
+        (
+            out,
+            _("result {heads};\nheads concatenated:\n{shape}").format(
+                heads=hs, shape=n.shape("B", "T", "C")
+            ),
+            (2.3, 5.2),
+            True,
+        ),
         (
             q,
-            f"Q: queries {hs}\n= x W_Q, split into heads;\nQ Kᵀ = scores {scores}",
+            _("Q: queries {heads}\n= x W_Q, split into heads;\nQ Kᵀ = scores {scores}").format(
+                heads=hs, scores=scores
+            ),
             (6.2, 5.2),
             True,
         ),
         (
             root,
-            f"d_k = D = C / H = {n.D}\n√d_k = {int(n.D**0.5)} (a constant > 1)",
+            _("d_k = D = C / H = {D}\n√d_k = {root} (a constant > 1)").format(
+                D=n.D, root=int(n.D**0.5)
+            ),
             (10.3, 5.2),
             True,
         ),
-        (v, f"V: values\n{hs}", (12.9, 5.2), True),
+        (v, _("V: values\n{heads}").format(heads=hs), (12.9, 5.2), True),
         (
             kt,
-            f"Kᵀ: keys {hs},\nlast two axes swapped:\n(B, H, D, T) = {n.shape('B', 'H', 'D', 'T')}",
+            _("Kᵀ: keys {heads},\nlast two axes swapped:\n(B, H, D, T) = {shape}").format(
+                heads=hs, shape=n.shape("B", "H", "D", "T")
+            ),
             (7.6, 2.4),
             False,
         ),
         (
             mask,
-            f"M: causal mask (T, T) = ({n.T}, {n.T})\n0 on/below the diagonal, −∞ above",
+            _("M: causal mask (T, T) = ({T}, {T})\n0 on/below the diagonal, −∞ above").format(
+                T=n.T
+            ),
             (11.3, 2.4),
             False,
         ),
         (
             soft,
-            "softmax over the last axis:\nevery row of the (B, H, T, T)\nweights sums to 1",
+            _("softmax over the last axis:\nevery row of the (B, H, T, T)\nweights sums to 1"),
             (3.5, 1.0),
             False,
         ),
     ]
 
 
+@localised
 def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
     """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
     numbers (introduced in 04_qkv, computed step by step in 05–08)."""
@@ -277,7 +313,7 @@ def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
         ax,
         7.0,
         7.0,
-        "The attention formula, every symbol with its shape (one block, all heads at once)",
+        _("The attention formula, every symbol with its shape (one block, all heads at once)"),
     )
     symbols = _math_row(ax, fig, list(_FORMULA), 2.0, 3.55, 30)
     for symbol, text, at, above in _formula_labels(n, symbols):

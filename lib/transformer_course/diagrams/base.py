@@ -7,12 +7,13 @@ and a font size in points means the same thing everywhere.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
 import re
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,9 @@ from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.text import Text
+
+from ..i18n import language
+from ..viz.fonts import font_family
 
 #: Fixed fonts that ship with matplotlib, a fixed SVG id salt and no dates: the same code gives
 #: the same bytes, so a test can regenerate every diagram and compare.
@@ -61,6 +65,24 @@ PALETTE = {
 EDGE = "#333333"
 SHAPE_COLOUR = "#1f4e8c"
 MONO = "DejaVu Sans Mono"
+
+
+def mono_family() -> list[str]:
+    """The monospace family for shapes and code in the current language: DejaVu Sans Mono, and
+    for Chinese the CJK subset behind it (an arrow label such as "权重 (4, 4, 16, 16)")."""
+    return [MONO, *font_family(language())[1:]]
+
+
+def localised(draw: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Draw a diagram in the learner's language (``setup_notebook(lang=...)`` or
+    ``i18n.in_language``): its texts come through the catalog, its font can draw them."""
+
+    @functools.wraps(draw)
+    def drawn_in_language(*args, **kwargs) -> Figure:
+        with mpl.rc_context({"font.family": font_family(language())}):
+            return draw(*args, **kwargs)
+
+    return drawn_in_language
 
 
 @dataclass(frozen=True)
@@ -238,7 +260,7 @@ def shape_label(
         ha=ha,
         va=va,
         fontsize=fontsize,
-        family=MONO,
+        family=mono_family(),
         color=SHAPE_COLOUR,
         zorder=3,
     )

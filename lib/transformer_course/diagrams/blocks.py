@@ -9,7 +9,21 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from .base import PALETTE, Box, arrow, box, canvas, frame, line, note, plus, title
+from ..i18n import _
+from .base import (
+    PALETTE,
+    Box,
+    arrow,
+    box,
+    canvas,
+    frame,
+    line,
+    localised,
+    mono_family,
+    note,
+    plus,
+    title,
+)
 from .numbers import COURSE, CourseNumbers
 
 
@@ -77,36 +91,38 @@ def _sublayers(n: CourseNumbers, placement: str) -> list[Step]:
     ln = Step("box", "LayerNorm", PALETTE["norm"], 0.5, shape)
     attn = Step(
         "box",
-        f"masked multi-head attention\n(H = {n.H}, D = {n.D})",
+        _("masked multi-head attention\n(H = {H}, D = {D})").format(H=n.H, D=n.D),
         PALETTE["attention"],
         0.75,
         shape,
     )
-    ffn = Step("box", f"feed-forward {n.C} → {n.d_ff} → {n.C}\n(ReLU)", PALETTE["ffn"], 0.75, shape)
+    ffn_text = _("feed-forward {C} → {d_ff} → {C}\n(ReLU)").format(C=n.C, d_ff=n.d_ff)
+    ffn = Step("box", ffn_text, PALETTE["ffn"], 0.75, shape)
     add = Step("add", label=shape)
     x_in = Step("out", f"x {shape}", PALETTE["data"], 0.5, shape)
-    x_out = Step("out", f"to the next block {shape}", PALETTE["data"], 0.5)
+    x_out = Step("out", _("to the next block {shape}").format(shape=shape), PALETTE["data"], 0.5)
     if placement == "pre":
         return [x_in, Step("branch"), ln, attn, add, Step("branch"), ln, ffn, add, x_out]
     return [x_in, Step("branch"), attn, add, ln, Step("branch"), ffn, add, ln, x_out]
 
 
+@localised
 def block_norms(numbers: CourseNumbers = COURSE) -> Figure:
     """(b) One Transformer block, pre-norm (the course's GPT, 09) beside post-norm (2017 paper, 14)."""
     fig, ax = canvas(12.0, 10.6)
-    title(ax, 6.0, 10.2, "One Transformer block: pre-norm beside post-norm")
+    title(ax, 6.0, 10.2, _("One Transformer block: pre-norm beside post-norm"))
     for x, placement, heading, caption in (
         (
             3.4,
             "pre",
-            "pre-norm (GPT-2, this course's GPT)",
-            "norm → sub-layer → add: the residual path\nfrom input to output is a plain sum",
+            _("pre-norm (GPT-2, this course's GPT)"),
+            _("norm → sub-layer → add: the residual path\nfrom input to output is a plain sum"),
         ),
         (
             9.0,
             "post",
-            "post-norm (the 2017 paper, notebook 14)",
-            "sub-layer → add → norm: every sum is\nnormalised; deep stacks need warm-up",
+            _("post-norm (the 2017 paper, notebook 14)"),
+            _("sub-layer → add → norm: every sum is\nnormalised; deep stacks need warm-up"),
         ),
     ):
         note(
@@ -131,45 +147,49 @@ def _residual_block(
             Step("box", *layer, label=shape),
             Step("add", label=shape),
         ]
-    return [*steps, Step("out", f"out {shape}", PALETTE["data"], 0.5)]
+    return [*steps, Step("out", _("out {shape}").format(shape=shape), PALETTE["data"], 0.5)]
 
 
 def _classic_steps(n: CourseNumbers) -> list[Step]:
-    attention = f"multi-head attention\n{n.H} query heads, {n.H} K/V heads"
+    attention = _("multi-head attention\n{H} query heads, {H} K/V heads").format(H=n.H)
     ffn = f"FFN {n.C} → {n.d_ff} → {n.C}, ReLU"
     boxes = [
-        ("LayerNorm (mean and variance)", PALETTE["norm"], 0.5),
+        (_("LayerNorm (mean and variance)"), PALETTE["norm"], 0.5),
         (attention, PALETTE["attention"], 0.75),
         ("LayerNorm", PALETTE["norm"], 0.5),
         (ffn, PALETTE["ffn"], 0.55),
     ]
     return _residual_block(
-        n.shape("B", "T", "C"), "x + sinusoidal positions", PALETTE["embed"], boxes
+        n.shape("B", "T", "C"), _("x + sinusoidal positions"), PALETTE["embed"], boxes
     )
 
 
 def _llama_steps(n: CourseNumbers) -> list[Step]:
     swiglu_hidden = -(-8 * n.C // 3)  # ⌈8C/3⌉, GPTConfig's default for SwiGLU
-    attention = f"grouped-query attention, RoPE on Q, K\n{n.H} query heads share 2 K/V heads"
-    swiglu = f"SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂\n{n.C} → {swiglu_hidden} → {n.C}"
+    attention = _(
+        "grouped-query attention, RoPE on Q, K\n{H} query heads share 2 K/V heads"
+    ).format(H=n.H)
+    swiglu = _("SwiGLU: SiLU(x W₁) ⊙ (x W₃), then W₂") + f"\n{n.C} → {swiglu_hidden} → {n.C}"
     modern = PALETTE["modern"]
     boxes = [
-        ("RMSNorm (root mean square only)", modern, 0.5),
+        (_("RMSNorm (root mean square only)"), modern, 0.5),
         (attention, modern, 0.75),
         ("RMSNorm", modern, 0.5),
         (swiglu, modern, 0.75),
     ]
-    return _residual_block(n.shape("B", "T", "C"), "x (no position table)", PALETTE["embed"], boxes)
+    entry = _("x (no position table)")
+    return _residual_block(n.shape("B", "T", "C"), entry, PALETTE["embed"], boxes)
 
 
+@localised
 def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
     """(f) The classic block of the course beside the LLaMA-style block of 13 (RoPE, RMSNorm,
     SwiGLU, grouped-query attention with 2 K/V heads for 4 query heads)."""
     fig, ax = canvas(13.0, 10.4)
-    title(ax, 6.5, 10.0, "The classic block beside a LLaMA-style block (notebook 13)")
+    title(ax, 6.5, 10.0, _("The classic block beside a LLaMA-style block (notebook 13)"))
     for x, steps, heading in (
-        (3.5, _classic_steps(numbers), "classic (the course's GPT, notebooks 09–12)"),
-        (9.7, _llama_steps(numbers), "LLaMA style (notebook 13)"),
+        (3.5, _classic_steps(numbers), _("classic (the course's GPT, notebooks 09–12)")),
+        (9.7, _llama_steps(numbers), _("LLaMA style (notebook 13)")),
     ):
         note(ax, x - 0.4, 9.4, heading, ha="center", style="normal", fontsize=12, fontweight="bold")
         stack(ax, x + 0.15, 8.95, steps, width=3.9)
@@ -178,7 +198,7 @@ def llama_vs_classic(numbers: CourseNumbers = COURSE) -> Figure:
         ax,
         6.5,
         0.45,
-        "yellow = what LLaMA changes; both keep pre-norm residuals and the causal mask",
+        _("yellow = what LLaMA changes; both keep pre-norm residuals and the causal mask"),
         ha="center",
         fontsize=10,
     )
@@ -192,11 +212,11 @@ def _column_head(
     (left of x, bottom, right of x). Returns the embedding box."""
     text, shape = ids
     ids_box = box(ax, x, 9.15, width, 0.5, f"{text} {shape}", PALETTE["data"])
-    emb = box(ax, x, 8.25, width, 0.6, "embedding + sinusoidal positions", PALETTE["embed"])
+    emb = box(ax, x, 8.25, width, 0.6, _("embedding + sinusoidal positions"), PALETTE["embed"])
     arrow(ax, ids_box.bottom, emb.top, shape)
     left, bottom, right = frame_at
     frame(ax, x - left, bottom, x + right, 7.45)
-    label = f"× 2 {stack} blocks"
+    label = _("× 2 {stack} blocks").format(stack=stack)
     style = dict(ha="right", style="normal", fontweight="bold", fontsize=10.5)
     note(ax, x + right - 0.1, bottom + 0.18, label, **style)
     return emb
@@ -231,36 +251,38 @@ def _residual_column(
 
 def _encoder_column(ax, x: float, n: CourseNumbers) -> Box:
     src_shape = "(B, S, 64)"
-    emb = _column_head(ax, x, 3.4, ("source ids", "(B, S)"), "encoder", (2.35, 4.15, 2.0))
+    emb = _column_head(ax, x, 3.4, (_("source ids"), "(B, S)"), _("encoder"), (2.35, 4.15, 2.0))
     *_earlier, add2 = _residual_column(
         ax,
         x,
         3.4,
         (emb, src_shape),
         [
-            ("self-attention, no causal mask\n(every source token sees all)", "attention"),
-            ("feed-forward", "ffn"),
+            (_("self-attention, no causal mask\n(every source token sees all)"), "attention"),
+            (_("feed-forward"), "ffn"),
         ],
         [(6.6, 0.75, 5.85, 7.2), (5.15, 0.5, 4.5, 5.6)],
         rail=2.05,
     )
-    memory = box(ax, x, 2.9, 3.4, 0.6, "encoder output (memory)", PALETTE["embed"])
+    memory = box(ax, x, 2.9, 3.4, 0.6, _("encoder output (memory)"), PALETTE["embed"])
     arrow(ax, add2.bottom, memory.top, src_shape)
     return memory
 
 
 def _decoder_column(ax, x: float, memory: Box) -> Box:
     """The decoder stack of :func:`encoder_decoder`; returns its last ⊕."""
-    emb = _column_head(ax, x, 3.6, ("target ids so far", "(B, T)"), "decoder", (2.45, 2.5, 2.1))
+    emb = _column_head(
+        ax, x, 3.6, (_("target ids so far"), "(B, T)"), _("decoder"), (2.45, 2.5, 2.1)
+    )
     _self, _add1, cross, _add2, _ffn, add3 = _residual_column(
         ax,
         x,
         3.6,
         (emb, "(B, T, 64)"),
         [
-            ("masked self-attention\n(causal: only earlier targets)", "attention"),
-            ("cross-attention\nQ from the decoder,\nK and V from the memory", "output"),
-            ("feed-forward", "ffn"),
+            (_("masked self-attention\n(causal: only earlier targets)"), "attention"),
+            (_("cross-attention\nQ from the decoder,\nK and V from the memory"), "output"),
+            (_("feed-forward"), "ffn"),
         ],
         [(6.6, 0.75, 5.85, 7.2), (5.0, 0.85, 4.2, 5.6), (3.5, 0.5, 2.85, 3.95)],
         rail=2.2,
@@ -273,23 +295,27 @@ def _decoder_column(ax, x: float, memory: Box) -> Box:
         "K, V: (B, S, 64)",
         fontsize=9.5,
         style="normal",
-        family="DejaVu Sans Mono",
+        family=mono_family(),
         colour="#1f4e8c",
     )
     return add3
 
 
+@localised
 def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
     """(e) The encoder-decoder of notebook 14: the decoder's cross-attention takes its queries
     from the decoder and its keys and values from the encoder's output (memory)."""
     n = numbers
     fig, ax = canvas(13.0, 10.4)
-    title(ax, 6.5, 10.0, "Encoder-decoder with cross-attention (notebook 14, C = 64, H = 4)")
+    title(ax, 6.5, 10.0, _("Encoder-decoder with cross-attention (notebook 14, C = 64, H = 4)"))
     note(
         ax,
         6.5,
         9.62,
-        "both stacks are post-norm, as in the 2017 paper: every ⊕ is followed by a LayerNorm (not drawn)",
+        _(
+            "both stacks are post-norm, as in the 2017 paper: every ⊕ is followed by a LayerNorm"
+            " (not drawn)"
+        ),
         ha="center",
         fontsize=10,
     )
@@ -297,15 +323,15 @@ def encoder_decoder(numbers: CourseNumbers = COURSE) -> Figure:
     x = 9.6
     add3 = _decoder_column(ax, x, memory)
     tgt = "(B, T, 64)"
-    head = box(ax, x, 1.55, 3.6, 0.55, "linear to the vocabulary", PALETTE["output"])
+    head = box(ax, x, 1.55, 3.6, 0.55, _("linear to the vocabulary"), PALETTE["output"])
     arrow(ax, add3.bottom, head.top, tgt)
-    out = box(ax, x, 0.55, 3.6, 0.5, "next target token", PALETTE["output"])
-    arrow(ax, head.bottom, out.top, "logits (B, T, V)")
+    out = box(ax, x, 0.55, 3.6, 0.5, _("next target token"), PALETTE["output"])
+    arrow(ax, head.bottom, out.top, _("logits {shape}").format(shape="(B, T, V)"))
     note(
         ax,
         3.2,
         1.4,
-        "S = source length, T = target length;\nthe cross-attention map is (B, H, T, S)",
+        _("S = source length, T = target length;\nthe cross-attention map is (B, H, T, S)"),
         ha="center",
         fontsize=10,
     )

@@ -8,7 +8,22 @@ import math
 
 from matplotlib.figure import Figure
 
-from .base import PALETTE, Box, arrow, badge, box, canvas, frame, line, note, plus, title
+from ..i18n import _
+from .base import (
+    PALETTE,
+    Box,
+    arrow,
+    badge,
+    box,
+    canvas,
+    frame,
+    line,
+    localised,
+    mono_family,
+    note,
+    plus,
+    title,
+)
 from .numbers import COURSE, CourseNumbers
 
 
@@ -52,18 +67,18 @@ def _draw_embedding_stack(r: _Tagged, x: float, n: CourseNumbers) -> Box:
     text = r.box(
         x, 14.55, 4.0, 0.6, '"Chapter 1: Building Rapport and …"', PALETTE["data"], ("01",)
     )
-    tok = r.box(x, 13.35, 4.0, 0.6, "tokenizer (cl100k_base BPE)", PALETTE["data"], ("01",))
-    r.arrow(text.bottom, tok.top, "text")
+    tok = r.box(x, 13.35, 4.0, 0.6, _("tokenizer (cl100k_base BPE)"), PALETTE["data"], ("01",))
+    r.arrow(text.bottom, tok.top, _("text"))
     emb = r.box(
         x,
         12.1,
         4.0,
         0.75,
-        f"token embedding table\nV × C = V × {n.C}",
+        _("token embedding table\nV × C = V × {C}").format(C=n.C),
         PALETTE["embed"],
         ("02", "02b"),
     )
-    r.arrow(tok.bottom, emb.top, f"ids {n.shape('B', 'T')}")
+    r.arrow(tok.bottom, emb.top, _("ids {shape}").format(shape=n.shape("B", "T")))
     add = plus(ax, x, 10.95)
     r.arrow(emb.bottom, add.top, n.shape("B", "T", "C"))
     # The token rows are multiplied by √C before the positions are added (GPT.embed, 11_training).
@@ -77,13 +92,15 @@ def _draw_embedding_stack(r: _Tagged, x: float, n: CourseNumbers) -> Box:
         style="normal",
         colour="#444444",
     )
-    pos = r.box(x + 3.3, 10.95, 2.2, 0.75, "positional\nencoding", PALETTE["embed"], ("03",))
+    pos = r.box(x + 3.3, 10.95, 2.2, 0.75, _("positional\nencoding"), PALETTE["embed"], ("03",))
     r.arrow(pos.left, add.right, n.shape("T", "C"), side="above", offset=0.05)
     note(
         ax,
         x + 2.1,
         12.1,
-        f"V = {n.V_compact:,} (compact)\nor {n.V_full:,} (full)",
+        _("V = {compact} (compact)\nor {full} (full)").format(
+            compact=f"{n.V_compact:,}", full=f"{n.V_full:,}"
+        ),
         fontsize=9,
         style="normal",
     )
@@ -98,7 +115,7 @@ def _draw_block(r: _Tagged, x: float, add: Box, n: CourseNumbers) -> tuple[Box, 
         ax,
         x + 2.25,
         10.12,
-        f"× {n.n_layers} blocks",
+        _("× {n_layers} blocks").format(n_layers=n.n_layers),
         fontsize=11,
         ha="right",
         style="normal",
@@ -110,13 +127,21 @@ def _draw_block(r: _Tagged, x: float, add: Box, n: CourseNumbers) -> tuple[Box, 
         8.55,
         3.4,
         0.75,
-        f"masked multi-head attention\nH = {n.H} heads of D = {n.D}",
+        _("masked multi-head attention\nH = {H} heads of D = {D}").format(H=n.H, D=n.D),
         PALETTE["attention"],
         ("04", "05", "06", "07", "08"),
     )
     add1 = plus(ax, x, 7.6)
     ln2 = r.box(x, 6.85, 3.0, 0.5, "LayerNorm", PALETTE["norm"], tags)
-    ffn = r.box(x, 5.95, 3.4, 0.7, f"feed-forward\n{n.C} → {n.d_ff} → {n.C}", PALETTE["ffn"], tags)
+    ffn = r.box(
+        x,
+        5.95,
+        3.4,
+        0.7,
+        _("feed-forward\n{C} → {d_ff} → {C}").format(C=n.C, d_ff=n.d_ff),
+        PALETTE["ffn"],
+        tags,
+    )
     add2 = plus(ax, x, 5.2)
     shape = n.shape("B", "T", "C")
     r.arrow(add.bottom, ln1.top, shape, label_at=(x, 10.6))
@@ -127,7 +152,7 @@ def _draw_block(r: _Tagged, x: float, add: Box, n: CourseNumbers) -> tuple[Box, 
     r.arrow(ffn.bottom, add2.top, shape)
     for top_y, node in ((10.05, add1), (7.3, add2)):
         line(ax, [(x, top_y), (x - 2.25, top_y), (x - 2.25, node.y), node.left])
-    note(ax, x - 2.2, 8.55, "residual", fontsize=8.5, rotation=90)
+    note(ax, x - 2.2, 8.55, _("residual"), fontsize=8.5, rotation=90)
     return mha, add2
 
 
@@ -135,13 +160,17 @@ def _attention_steps(n: CourseNumbers) -> list[tuple[str, str, str]]:
     """The steps inside one attention layer: (the notebook that builds it, what it does, the
     shape it leaves, in the course's numbers)."""
     return [
-        ("04", "project: Q, K, V = x W_Q, x W_K, x W_V", n.shape("B", "T", "C") + " × 3"),
-        ("04", "split heads (view + transpose)", n.shape("B", "H", "T", "D")),
-        ("05", "scores Q Kᵀ, scaled by 1/√D = 1/4", n.shape("B", "H", "T", "T")),
-        ("06", "causal mask: −∞ above the diagonal", n.shape("B", "H", "T", "T")),
-        ("07", "softmax over keys (rows sum to 1)", n.shape("B", "H", "T", "T")),
-        ("08", "weights @ V, concatenate heads", n.shape("B", "T", "C")),
-        ("08", "output projection W_O", n.shape("B", "T", "C")),
+        ("04", _("project: Q, K, V = x W_Q, x W_K, x W_V"), n.shape("B", "T", "C") + " × 3"),
+        ("04", _("split heads (view + transpose)"), n.shape("B", "H", "T", "D")),
+        (
+            "05",
+            _("scores Q Kᵀ, scaled by 1/√D = 1/{root}").format(root=math.isqrt(n.D)),
+            n.shape("B", "H", "T", "T"),
+        ),
+        ("06", _("causal mask: −∞ above the diagonal"), n.shape("B", "H", "T", "T")),
+        ("07", _("softmax over keys (rows sum to 1)"), n.shape("B", "H", "T", "T")),
+        ("08", _("weights @ V, concatenate heads"), n.shape("B", "T", "C")),
+        ("08", _("output projection W_O"), n.shape("B", "T", "C")),
     ]
 
 
@@ -162,7 +191,7 @@ def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> 
         ax,
         x,
         top + 0.5,
-        "inside the attention (one block)",
+        _("inside the attention (one block)"),
         ha="center",
         style="normal",
         fontsize=10.5,
@@ -186,7 +215,7 @@ def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> 
             ha="right",
             va="center",
             fontsize=8.5,
-            family="DejaVu Sans Mono",
+            family=mono_family(),
             color="#1f4e8c",
             zorder=3,
         )
@@ -194,26 +223,26 @@ def _draw_attention_detail(r: _Tagged, x: float, mha: Box, n: CourseNumbers) -> 
 
 
 def _draw_output(r: _Tagged, x: float, block_out: Box, n: CourseNumbers) -> None:
-    fln = r.box(x, 4.15, 3.0, 0.5, "final LayerNorm", PALETTE["norm"], ("10",))
+    fln = r.box(x, 4.15, 3.0, 0.5, _("final LayerNorm"), PALETTE["norm"], ("10",))
     r.arrow(block_out.bottom, fln.top, n.shape("B", "T", "C"))
     head = r.box(
         x,
         3.15,
         3.4,
         0.6,
-        "linear to the vocabulary\n(C → V, tied to the table)",
+        _("linear to the vocabulary\n(C → V, tied to the table)"),
         PALETTE["output"],
         ("10",),
     )
     r.arrow(fln.bottom, head.top, n.shape("B", "T", "C"))
     soft = r.box(x, 2.0, 3.0, 0.5, "softmax", PALETTE["output"], ("07", "10"))
-    r.arrow(head.bottom, soft.top, "logits " + n.shape("B", "T", "V"))
+    r.arrow(head.bottom, soft.top, _("logits {shape}").format(shape=n.shape("B", "T", "V")))
     loss = r.box(
         x - 1.45,
         0.55,
         2.6,
         0.7,
-        "cross-entropy loss\nvs the next ids",
+        _("cross-entropy loss\nvs the next ids"),
         PALETTE["output"],
         ("10", "11"),
     )
@@ -222,7 +251,7 @@ def _draw_output(r: _Tagged, x: float, block_out: Box, n: CourseNumbers) -> None
         0.55,
         2.6,
         0.7,
-        "pick the next token\n(greedy, top-k, …)",
+        _("pick the next token\n(greedy, top-k, …)"),
         PALETTE["output"],
         ("12",),
     )
@@ -232,7 +261,7 @@ def _draw_output(r: _Tagged, x: float, block_out: Box, n: CourseNumbers) -> None
         n.shape("B", "T", "V"),
         side="left",
     )
-    r.arrow((soft.x + 0.6, soft.bottom[1]), gen.top, "last row (1, V)")
+    r.arrow((soft.x + 0.6, soft.bottom[1]), gen.top, _("last row (1, V)"))
 
 
 def _draw_side_roads(r: _Tagged, x: float) -> None:
@@ -241,7 +270,7 @@ def _draw_side_roads(r: _Tagged, x: float) -> None:
         2.15,
         4.6,
         0.8,
-        "a LLaMA-style block instead:\nRoPE, RMSNorm, SwiGLU, GQA",
+        _("a LLaMA-style block instead:\nRoPE, RMSNorm, SwiGLU, GQA"),
         PALETTE["modern"],
         ("13",),
     )
@@ -250,25 +279,29 @@ def _draw_side_roads(r: _Tagged, x: float) -> None:
         0.9,
         4.6,
         0.8,
-        "add an encoder: cross-attention\n(a tiny seq2seq task)",
+        _("add an encoder: cross-attention\n(a tiny seq2seq task)"),
         PALETTE["modern"],
         ("14",),
     )
     r.arrow(modern.left, (5.95, 6.0), None, connection="arc3,rad=-0.25")
-    note(r.ax, encdec.x, 0.3, "the same library, other architectures", ha="center", fontsize=8.5)
+    note(r.ax, encdec.x, 0.3, _("the same library, other architectures"), ha="center", fontsize=8.5)
 
 
+@localised
 def gpt_overview(numbers: CourseNumbers = COURSE) -> Figure:
     """(a) The decoder-only GPT end to end, the shape on every arrow, each stage tagged with the
     notebook that builds it: the course map of 00_setup."""
     fig, ax = canvas(12.5, 16.2)
     r = _Tagged(ax)
-    title(ax, 6.25, 15.75, "The course's tiny GPT, end to end", fontsize=17)
+    title(ax, 6.25, 15.75, _("The course's tiny GPT, end to end"), fontsize=17)
     note(
         ax,
         6.25,
         15.3,
-        "badges = notebooks; blue = tensor shapes (B=4 windows, T=16 tokens, C=64, V = vocabulary)",
+        _(
+            "badges = notebooks; blue = tensor shapes (B={B} windows, T={T} tokens, C={C},"
+            " V = vocabulary)"
+        ).format(B=numbers.B, T=numbers.T, C=numbers.C),
         ha="center",
         fontsize=9.5,
         style="normal",
@@ -281,22 +314,23 @@ def gpt_overview(numbers: CourseNumbers = COURSE) -> Figure:
     return fig
 
 
+@localised
 def training_loop(numbers: CourseNumbers = COURSE) -> Figure:
     """The training step as a cycle (11_training): batch → forward → loss → backward → clip and
     AdamW step → zero_grad → the next batch, with the course's shapes (compact vocabulary)."""
     n = numbers
     fig, ax = canvas(10.0, 5.2)
-    title(ax, 5.0, 4.95, "One training step, repeated (train.train_step)")
+    title(ax, 5.0, 4.95, _("One training step, repeated (train.train_step)"))
     w, h, top, bottom = 2.4, 0.8, 3.7, 1.0
     xs = (1.5, 5.0, 8.5)
     # Six stations on a ring, clockwise from the top left; the text says what the code does.
     stations = [
-        (xs[0], top, "1  batch\nx, y = get_batch(train_ids)", PALETTE["data"]),
-        (xs[1], top, "2  forward\nlogits = model(x)", PALETTE["attention"]),
-        (xs[2], top, "3  loss\ncross-entropy(logits, y)", PALETTE["output"]),
-        (xs[2], bottom, "4  backward\nloss.backward()", PALETTE["norm"]),
-        (xs[1], bottom, "5  step\nclip, optimizer.step()", PALETTE["ffn"]),
-        (xs[0], bottom, "6  clear\noptimizer.zero_grad()", PALETTE["embed"]),
+        (xs[0], top, _("1  batch") + "\nx, y = get_batch(train_ids)", PALETTE["data"]),
+        (xs[1], top, _("2  forward") + "\nlogits = model(x)", PALETTE["attention"]),
+        (xs[2], top, _("3  loss") + "\n" + _("cross-entropy(logits, y)"), PALETTE["output"]),
+        (xs[2], bottom, _("4  backward") + "\nloss.backward()", PALETTE["norm"]),
+        (xs[1], bottom, _("5  step") + "\n" + _("clip, optimizer.step()"), PALETTE["ffn"]),
+        (xs[0], bottom, _("6  clear") + "\noptimizer.zero_grad()", PALETTE["embed"]),
     ]
     boxes = [box(ax, x, y, w, h, text, colour, fontsize=10.5) for x, y, text, colour in stations]
 
@@ -308,17 +342,19 @@ def training_loop(numbers: CourseNumbers = COURSE) -> Figure:
           offset=0, label_at=between(xs[0], xs[1], above))  # fmt: skip
     arrow(ax, boxes[1].right, boxes[2].left, f"logits: {n.shape('B', 'T', 'V_compact')}", side="above",
           offset=0, label_at=between(xs[1], xs[2], above))  # fmt: skip
-    arrow(ax, boxes[2].bottom, boxes[3].top, "loss: shape ()", side="right", offset=0.12)
-    arrow(ax, boxes[3].left, boxes[4].right, "p.grad: one per weight, its shape", side="below",
+    arrow(ax, boxes[2].bottom, boxes[3].top, _("loss: shape ()"), side="right", offset=0.12)
+    arrow(ax, boxes[3].left, boxes[4].right, _("p.grad: one per weight, its shape"), side="below",
           offset=0, label_at=between(xs[1], xs[2], below))  # fmt: skip
-    arrow(ax, boxes[4].left, boxes[5].right, "AdamW moved the weights (lr_t)", side="below",
+    arrow(ax, boxes[4].left, boxes[5].right, _("AdamW moved the weights (lr_t)"), side="below",
           offset=0, label_at=between(xs[0], xs[1], below))  # fmt: skip
     arrow(ax, boxes[5].top, boxes[0].bottom, "p.grad = None", side="right", offset=0.12)
     note(
         ax,
         5.0,
         (top + bottom) / 2,
-        "backward adds to p.grad: without step 6 the next\nstep would use this batch's gradient too",
+        _(
+            "backward adds to p.grad: without step 6 the next\nstep would use this batch's gradient too"
+        ),
         ha="center",
     )
     return fig

@@ -44,6 +44,7 @@ COURSE = CourseNumbers()
 NOTEBOOKS: dict[str, str] = {
     "00": NC_("notebook title", "Setup"),
     "01": NC_("notebook title", "Tokenization"),
+    "01b": NC_("notebook title", "Byte-level BPE"),
     "02": NC_("notebook title", "Embeddings"),
     "02b": NC_("notebook title", "word2vec"),
     "03": NC_("notebook title", "Positional encoding"),
@@ -58,4 +59,5 @@ NOTEBOOKS: dict[str, str] = {
     "12": NC_("notebook title", "Generation"),
     "13": NC_("notebook title", "Modern blocks"),
     "14": NC_("notebook title", "Encoder-decoder"),
+    "15": NC_("notebook title", "FlashAttention"),
 }

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import torch
 from matplotlib.figure import Figure
 
-from .base import EDGE, MONO, PALETTE, arrow, badge, box, canvas, note, title
+from ..i18n import _
+from .base import EDGE, PALETTE, arrow, badge, box, canvas, localised, mono_family, note, title
 from .numbers import COURSE
 
 #: The steps of one query row, in course order, each with the notebook that adds it.
@@ -99,6 +100,7 @@ def _number(value: float) -> str:
 _CELL, _LABEL_W, _ROW_H = 1.05, 2.9, 0.62
 
 
+@localised
 def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) -> Figure:
     """One query row through scores → scale → mask → softmax → weighted sum of V, with the
     course's numbers (04–08: each notebook's ``stage`` adds its row under the earlier ones).
@@ -132,14 +134,22 @@ def _query_row_header(ax, r: QueryRow, width: float, height: float) -> list[floa
         ax,
         width / 2,
         height - 0.3,
-        f"One query row: window 0, head {r.head}, query {r.query} {q_token}, keys 0–{n - 1}",
+        _("One query row: window 0, head {head}, query {query} {token}, keys 0–{last}").format(
+            head=r.head, query=r.query, token=q_token, last=n - 1
+        ),
         fontsize=12.5,
     )
     xs = [_LABEL_W + _CELL * (j + 0.5) for j in range(n)]
     header_y = height - 0.85
     for j, x in enumerate(xs):
         ax.text(
-            x, header_y + 0.1, f"key {j}", ha="center", va="center", fontsize=9, color="#555555"
+            x,
+            header_y + 0.1,
+            _("key {j}").format(j=j),
+            ha="center",
+            va="center",
+            fontsize=9,
+            color="#555555",
         )
         ax.text(
             x,
@@ -148,7 +158,7 @@ def _query_row_header(ax, r: QueryRow, width: float, height: float) -> list[floa
             ha="center",
             va="center",
             fontsize=9.5,
-            family=MONO,
+            family=mono_family(),
         )
     return xs
 
@@ -158,11 +168,13 @@ def _query_row_stage(
 ) -> None:
     """One stage's row: its label and notebook badge, one box per key, and its extras."""
     labels = {
-        "scores": "scores  q·kⱼ",
+        "scores": _("scores  q·kⱼ"),
         "scale": f"÷ √d_k = ÷ {math.sqrt(r.d_k):g}",
-        "mask": "causal mask",
-        "softmax": "softmax → weights",
-        "weighted_sum": f"vⱼ ({r.values.shape[1]} of {r.d_k} numbers)",
+        "mask": _("causal mask"),
+        "softmax": _("softmax → weights"),
+        "weighted_sum": _("vⱼ ({shown} of {d_k} numbers)").format(
+            shown=r.values.shape[1], d_k=r.d_k
+        ),
     }
     edge = PALETTE["highlight"] if current else EDGE
     line = 2.2 if current else 1.0
@@ -185,7 +197,13 @@ def _query_row_stage(
         )
     right = xs[-1] + _CELL / 2
     if name == "softmax":
-        note(ax, right + 0.1, y, f"sum {float(r.weights.sum()):.2f}", fontsize=9)
+        note(
+            ax,
+            right + 0.1,
+            y,
+            _("sum {total:.2f}").format(total=float(r.weights.sum())),
+            fontsize=9,
+        )
     if name == "weighted_sum":
         output = "o = Σⱼ wⱼ vⱼ\n" + "\n".join(_number(float(value)) for value in r.output) + "\n…"
         out = box(

@@ -1,18 +1,16 @@
-"""The "you are here" roadmap strip at the top of every notebook (introduced in 00_setup): the 16
-notebooks as chips, the current one highlighted. Drawn by ``make images``.
+"""The "you are here" roadmap strip at the top of every notebook (introduced in 00_setup): the
+course's notebooks as chips, the current one highlighted. Drawn by ``make images``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 
 import matplotlib as mpl
-from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from ..i18n import N_, NC_, _, in_language, language, pgettext
-from .base import PALETTE, box, canvas, note
+from .base import EDGE, PALETTE, box, canvas, font_family, note
 from .numbers import NOTEBOOKS
 
 #: The roadmap strip's chip for each notebook: a short name (the catalog translates it under the
@@ -20,6 +18,7 @@ from .numbers import NOTEBOOKS
 STRIP_LABELS: dict[str, tuple[str, str]] = {
     "00": (NC_("roadmap chip", "Setup"), "muted"),
     "01": (NC_("roadmap chip", "Tokens"), "data"),
+    "01b": (NC_("roadmap chip", "Byte BPE"), "data"),
     "02": (NC_("roadmap chip", "Embeddings"), "embed"),
     "02b": (NC_("roadmap chip", "word2vec"), "embed"),
     "03": (NC_("roadmap chip", "Positions"), "embed"),
@@ -34,18 +33,11 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "12": (NC_("roadmap chip", "Generation"), "output"),
     "13": (NC_("roadmap chip", "Modern"), "modern"),
     "14": (NC_("roadmap chip", "Enc-decoder"), "modern"),
-}
-#: A subset of Noto Sans CJK SC (regular and bold; SIL Open Font License
-#: 1.1, fonts/OFL.txt) holding only the
-#: characters the Chinese roadmap writes: matplotlib's DejaVu Sans has no Chinese glyphs, and
-#: Colab and most machines have no Chinese font. Made by tools/cjk_font.py.
-CJK_FONTS = {
-    weight: Path(__file__).resolve().parent / "fonts" / f"course-cjk-{weight.lower()}.otf"
-    for weight in ("Regular", "Bold")
+    "15": (NC_("roadmap chip", "FlashAttention"), "modern"),
 }
 #: The strip's texts: heading (whole course), heading (here), right-hand note.
 TEXTS = (
-    N_("The course in 16 notebooks (00 shows the whole model)"),
+    N_("The course in {count} notebooks (00 shows the whole model)"),
     N_("You are here: {number} · {title}"),
     N_("the whole model: notebook 00"),
 )
@@ -74,45 +66,50 @@ def chinese_text() -> str:
     return "".join(sorted(set("".join(parts))))
 
 
-def _font_family(lang: str) -> list[str]:
-    if lang == "en":
-        return ["DejaVu Sans"]
-    for path in CJK_FONTS.values():
-        font_manager.fontManager.addfont(str(path))
-    cjk = font_manager.FontProperties(fname=str(CJK_FONTS["Regular"])).get_name()
-    return ["DejaVu Sans", cjk]  # Latin from DejaVu as in English; Chinese falls back to it
-
-
 def roadmap_strip(here: str | None = None, lang: str | None = None) -> Figure:
-    """The course as a strip of 16 chips in two rows, ``here`` highlighted, in the learner's
+    """The course as a strip of chips in rows of at most 8, ``here`` highlighted, in the learner's
     language (``setup_notebook(lang=...)``); ``lang`` ("en" or "zh") draws it in that language
     instead (``make images`` draws the English strips of images/)."""
     with contextlib.nullcontext() if lang is None else in_language(lang):
         shown = language()
-        with mpl.rc_context({"font.family": _font_family(shown)}):
+        with mpl.rc_context({"font.family": font_family(shown)}):
             return _roadmap_strip(here, shown)
 
 
 def _roadmap_strip(here: str | None, lang: str) -> Figure:
-    """The course as a strip of 16 chips in two rows, ``here`` highlighted: the roadmap at the
+    """The course as a strip of chips in rows of at most 8, ``here`` highlighted: the roadmap at the
     top of every notebook. Drawn at the size it is shown (about 1,000 px wide: a notebook's
     width), so its 10-point labels stay readable; 00's :func:`gpt_overview` is the full map."""
     if here is not None and here not in NOTEBOOKS:
         raise ValueError(f"here must be a notebook number {list(NOTEBOOKS)} or None, got {here!r}")
     if set(STRIP_LABELS) != set(NOTEBOOKS):
         raise ValueError("STRIP_LABELS must name every notebook of NOTEBOOKS")
-    here = None if here == "00" else here
-    per_row, width, height, gap, margin = 8, 1.24, 0.42, 0.07, 0.1
-    fig, ax = canvas(margin * 2 + per_row * width + (per_row - 1) * gap, 1.5)
+    # At most 8 chips a row, the rows filled evenly, at a notebook's width (about 1,000 px).
+    rows = -(-len(NOTEBOOKS) // 8)
+    per_row, height, gap, margin, pitch = -(-len(NOTEBOOKS) // rows), 0.42, 0.07, 0.1, 0.52
+    width = (9.92 - (per_row - 1) * gap) / per_row
+    top_row = 0.30 + (rows - 1) * pitch
+    fig, ax = canvas(margin * 2 + per_row * width + (per_row - 1) * gap, top_row + 0.68)
     whole, you_are_here, whole_model = (_(text) for text in TEXTS)
     heading = (
-        whole if here is None else you_are_here.format(number=here, title=notebook_title(here))
+        whole.format(count=len(NOTEBOOKS))
+        if here in (None, "00")
+        else you_are_here.format(number=here, title=notebook_title(here))
     )
-    note(ax, margin, 1.3, heading, fontsize=12, style="normal", fontweight="bold", colour="black")
+    note(
+        ax,
+        margin,
+        top_row + 0.48,
+        heading,
+        fontsize=12,
+        style="normal",
+        fontweight="bold",
+        colour="black",
+    )
     note(
         ax,
         fig.get_figwidth() - margin,
-        1.3,
+        top_row + 0.48,
         whole_model,
         ha="right",
         fontsize=9,
@@ -121,7 +118,7 @@ def _roadmap_strip(here: str | None, lang: str) -> Figure:
     for index, number in enumerate(NOTEBOOKS):
         row, column = divmod(index, per_row)
         x = margin + column * (width + gap) + width / 2
-        y = 0.82 - row * (height + 0.1)
+        y = top_row - row * pitch
         kind = STRIP_LABELS[number][1]
         is_here = number == here
         box(
@@ -134,7 +131,8 @@ def _roadmap_strip(here: str | None, lang: str) -> Figure:
             PALETTE["highlight"] if is_here else PALETTE[kind],
             fontsize=10 if lang == "en" else 9,  # "09 Transformer 块" fits its chip at 9 points
             bold=is_here,
-            edge=PALETTE["highlight"] if is_here else None,
-            linewidth=2.5 if is_here else 0.8,
+            # A dark outline tells "you are here" apart from the orange of the attention stages.
+            edge=EDGE if is_here else None,
+            linewidth=3 if is_here else 0.8,
         )
     return fig

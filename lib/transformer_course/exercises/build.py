@@ -219,6 +219,16 @@ def _describe(value: object) -> str:
     return _("a {kind}").format(kind=_type_name(value))
 
 
+def hard_case(generator: torch.Generator, cases: int) -> int:
+    """Which of ``cases`` hard cases this trial's draw holds, 0 to ``cases`` − 1 (01–14).
+
+    A checker's trials draw from consecutive seeds (``seed``, ``seed + 1``, …), so with ``cases``
+    no larger than its trials every check meets every case, whatever the seed: a verdict never
+    depends on luck. ``make_inputs`` reads it from the generator it is given.
+    """
+    return generator.initial_seed() % cases
+
+
 def describe_inputs(arguments: Sequence[Any]) -> str:
     """A short description of the inputs of one trial, for feedback: shapes, not values."""
     parts = []

@@ -8,7 +8,8 @@ import torch.nn.functional as F
 
 from .. import data, model
 from ..i18n import N_, _
-from . import Feedback, check_value, checker
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_number
 from .build import build_exercise
 from .solutions.embeddings import embed_with_one_hot, sample_batch
 
@@ -24,6 +25,15 @@ def check_table_parameters(
 ) -> Feedback:
     """How many numbers does an embedding table with ``vocab_size`` rows and ``d_model`` columns hold?"""
     expected = vocab_size * d_model
+    value, problem = read_number(answer) if not unanswered(answer) else (None, None)
+    if value is not None and problem is None and value == (vocab_size - 1) * d_model:
+        return report(
+            False,
+            "",
+            _(
+                "that is {rows:,} × {d_model}: the largest id is {rows:,}, but ids start at 0, so the table needs {vocab_size:,} rows, 0 to {rows:,} (the “100069 × 64” misconception above)."
+            ).format(rows=vocab_size - 1, d_model=d_model, vocab_size=vocab_size),
+        )
     return check_value(
         answer,
         expected,

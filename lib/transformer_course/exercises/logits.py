@@ -113,16 +113,40 @@ def check_logit_std(
 
 
 def _cross_entropy_inputs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random logits (B, T, V) and targets (B, T); some trials have logits of ±100 (exp overflows)."""
+    """Random logits (B, T, V) and targets (B, T), B·T ≥ 2 positions (a sum is not a mean), and
+    in every draw one confidently wrong position: a logit near 120 on a token that is not the
+    target, where softmax rounds the target's probability to 0 and log(softmax) gives −inf."""
     B, T = (
         int(torch.randint(1, 4, (1,), generator=generator)),
-        int(torch.randint(1, 7, (1,), generator=generator)),
+        int(torch.randint(2, 7, (1,), generator=generator)),
     )
     V = int(torch.randint(2, 40, (1,), generator=generator))
     scale = [1.0, 10.0, 100.0][int(torch.randint(0, 3, (1,), generator=generator))]
     logits = scale * torch.randn(B, T, V, generator=generator)  # (B, T, V)
     targets = torch.randint(0, V, (B, T), generator=generator)  # (B, T)
+    b = int(torch.randint(0, B, (), generator=generator))
+    t = int(torch.randint(0, T, (), generator=generator))
+    wrong = (int(targets[b, t]) + 1 + int(torch.randint(0, V - 1, (), generator=generator))) % V
+    logits[b, t] = torch.randn(V, generator=generator)  # (V,)
+    logits[b, t, wrong] = 120.0 + 10.0 * float(torch.rand((), generator=generator))
     return logits, targets
+
+
+def _log_of_softmax_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    log_probs = torch.log(
+        torch.softmax(logits, dim=-1)
+    )  # (B, T, V) log 0 = −inf where p rounds to 0
+    return -log_probs.gather(-1, targets.unsqueeze(-1)).mean()  # ()
+
+
+def _summed_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V)
+    return -log_probs.gather(-1, targets.unsqueeze(-1)).sum()  # () B·T times the mean
+
+
+def _loss_without_minus(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    log_probs = torch.log_softmax(logits, dim=-1)  # (B, T, V)
+    return log_probs.gather(-1, targets.unsqueeze(-1)).mean()  # () the mean log p, ≤ 0
 
 
 def _cross_entropy_reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -146,6 +170,20 @@ check_cross_entropy_loss = build_exercise(
     reference=_cross_entropy_reference,
     make_inputs=_cross_entropy_inputs,
     atol=1e-4,
+    slips={
+        N_(
+            "torch.log(torch.softmax(…)), which is numerically unstable: where a logit is about "
+            "100 above the target's, softmax rounds the target's probability to 0 and log 0 = −inf; "
+            "torch.log_softmax stays finite"
+        ): _log_of_softmax_loss,
+        N_(
+            "a sum over the positions instead of the mean (.sum() for .mean()): the loss is B·T "
+            "times too large"
+        ): _summed_loss,
+        N_("the mean log-probability without the minus sign (the loss is −log p, ≥ 0)"): (
+            _loss_without_minus
+        ),
+    },
 )
 
 
@@ -180,6 +218,14 @@ def _tied_logits_reference(model: GPT, idx: torch.Tensor) -> torch.Tensor:
         return model(idx)[0]  # (B, T, V) GPT.forward's logits
 
 
+def _logits_without_final_norm(model: GPT, idx: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        h = model.embed(idx)  # (B, T) -> (B, T, C)
+        for block in model.blocks:
+            h = block(h)  # (B, T, C)
+        return h @ model.token_embedding.weight.T  # (B, T, C) @ (C, V) -> (B, T, V)
+
+
 check_tied_logits = build_exercise(
     notebook="10_logits_and_loss",
     solution=tied_logits,
@@ -194,6 +240,12 @@ check_tied_logits = build_exercise(
     """),
     reference=_tied_logits_reference,
     make_inputs=_tied_model_inputs,
+    slips={
+        N_(
+            "a missing final norm: the last block's output goes to the output layer without "
+            "`model.final_norm`"
+        ): _logits_without_final_norm,
+    },
 )
 
 

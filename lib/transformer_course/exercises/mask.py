@@ -10,7 +10,7 @@ from ..i18n import N_, _
 from ..model import GPT, GPTConfig
 from . import NOT_ANSWERED, Feedback, check_value, checker, report, unanswered
 from .answers import read_bool
-from .build import build_exercise
+from .build import build_exercise, hard_case
 from .solutions.mask import find_broken_layer, mask_future, padding_mask, sees_the_future
 
 
@@ -273,6 +273,7 @@ def _masked_scores_reference(scores: torch.Tensor) -> torch.Tensor:
 
 def _random_scores(generator: torch.Generator) -> tuple[torch.Tensor]:
     B, H, T = (int(n) for n in torch.randint(1, 6, (3,), generator=generator))
+    T = 1 if hard_case(generator, 5) == 0 else max(T, 2)  # T ≥ 2 in four trials: a future to hide
     return (torch.randn(B, H, T, T, generator=generator),)  # (B, H, T, T)
 
 
@@ -320,11 +321,14 @@ def _padding_mask_reference(lengths: torch.Tensor, S: int) -> torch.Tensor:
 
 
 def _random_lengths(generator: torch.Generator) -> tuple[torch.Tensor, int]:
-    B = int(torch.randint(1, 6, (1,), generator=generator))
-    S = int(torch.randint(1, 9, (1,), generator=generator))
+    padded = hard_case(generator, 5) != 0  # four trials of five hold a padded window
+    B = int(torch.randint(2 if padded else 1, 6, (1,), generator=generator))
+    S = int(torch.randint(2 if padded else 1, 9, (1,), generator=generator))
     # (B,) every window has ≥ 1 real token
     lengths = torch.randint(1, S + 1, (B,), generator=generator)
     lengths[0] = S  # a window with no padding at all: a sloppy `<=` or off-by-one shows here too
+    if padded:
+        lengths[-1] = int(torch.randint(1, S, (), generator=generator))  # (B,) and a padded one
     return lengths, S
 
 

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from .. import data
+from ..diagnostics import check_initial_loss
 from ..i18n import N_, NC_, _, pgettext
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer
@@ -109,15 +110,27 @@ class ClassExercise:
 
 
 def _sizes(generator: torch.Generator) -> dict[str, int]:
-    """A random small model: 1–3 heads of an even size (sinusoidal pairs), 1–3 blocks, T of 1–8."""
+    """A random small model: 1–3 heads of an even size (sinusoidal pairs), 1–3 blocks, a context
+    of 3–8 (so that a batch can be shorter than it, as in generation)."""
     n_heads = int(torch.randint(1, 4, (), generator=generator))
     return {
         "vocab_size": int(torch.randint(5, 40, (), generator=generator)),
-        "context_length": int(torch.randint(1, 9, (), generator=generator)),
+        "context_length": int(torch.randint(3, 9, (), generator=generator)),
         "d_model": n_heads * 2 * int(torch.randint(1, 4, (), generator=generator)),
         "n_heads": n_heads,
         "n_layers": int(torch.randint(1, 4, (), generator=generator)),
     }
+
+
+def _batch_shape(sizes: dict[str, int], trial: int, generator: torch.Generator) -> tuple[int, int]:
+    """(B, T) of trial 0, 1, 2: T is the whole context, one token (generation's first step), and
+    a length in between (a text's last window): a model that adds the whole positional table fails."""
+    B, context_length = int(torch.randint(1, 4, (), generator=generator)), sizes["context_length"]
+    if trial == 0:
+        return B, context_length
+    if trial == 1:
+        return B, 1
+    return B, int(torch.randint(2, context_length, (), generator=generator))
 
 
 def _library_gpt(sizes: dict[str, int], generator: torch.Generator) -> GPT:
@@ -207,6 +220,11 @@ def _stage_problem(
         try:
             given = getattr(mine, method)(*args)
         except Exception as error:
+            if stage == "+ positions" and idx.shape[1] < library.config.context_length:
+                problem = _("your {call} raised {kind}: {error}.").format(
+                    call=call, kind=type(error).__name__, error=error
+                )
+                return _short_batch_problem(problem, idx.shape[1], library.config.context_length)
             return _("stage {stage}: your {call} raised {kind}: {error}.").format(
                 stage=name, call=call, kind=type(error).__name__, error=error
             )
@@ -215,6 +233,8 @@ def _stage_problem(
                 stage=name, call=call
             )
         problem = compare_tensors(given, expected, 1e-4)
+        if problem and stage == "+ positions" and idx.shape[1] < library.config.context_length:
+            return _short_batch_problem(problem, idx.shape[1], library.config.context_length)
         if problem:
             return _(
                 "the first stage that differs is {stage}, {call}: {problem} Look at: {hint}"
@@ -222,6 +242,13 @@ def _stage_problem(
                 stage=name, call=call, problem=problem, hint=_(STAGE_HINTS[_stage_kind(stage)])
             )
     return _forward_problem(mine, library, idx, targets)
+
+
+def _short_batch_problem(problem: str, T: int, context_length: int) -> str:
+    """The verdict on a ``+ positions`` stage that fails only on a batch shorter than the context."""
+    return _(
+        "the first stage that differs is {stage}, on a batch of T = {T} tokens, shorter than context_length = {context_length}: {problem} Look at: it looks like the whole positional table is added; add only its first T rows, `positions[:T]` (generation starts from one token, and a text's last window is shorter than the context)."
+    ).format(stage=_shown_stage("+ positions"), T=T, context_length=context_length, problem=problem)
 
 
 def _forward_problem(
@@ -277,8 +304,8 @@ def _build_my_gpt(answer: type, sizes: dict[str, int], arguments: str, again: st
 def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) -> Feedback:
     """10_logits_and_loss build exercise (the capstone): the learner's class ``MyGPT(vocab_size,
     context_length, d_model, n_heads, n_layers)``, given the library GPT's weights, must match it
-    stage by stage and end to end, on 3 random models and batches; the verdict names the first
-    stage that differs."""
+    stage by stage and end to end, on 3 random models and batches (T = context_length, T = 1,
+    and a T in between); the verdict names the first stage that differs."""
     if unanswered(answer):
         return report(False, "", _("write the class MyGPT and run the cell again."), answered=False)
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
@@ -296,7 +323,7 @@ def check_my_gpt(answer: object, hint: bool = False, seed: int | None = None) ->
     for trial in range(3):
         generator = torch.Generator().manual_seed(seed + trial)
         sizes = _sizes(generator)
-        B, T = int(torch.randint(1, 4, (), generator=generator)), sizes["context_length"]
+        B, T = _batch_shape(sizes, trial, generator)
         idx, targets = torch.randint(
             0, sizes["vocab_size"], (2, B, T), generator=generator
         )  # (B, T) each
@@ -376,7 +403,7 @@ def check_your_gpt_trains(
         if isinstance(model, Feedback):
             return model
         run = _your_training_run(
-            model, training_step, (train_ids, val_ids), steps, T, decode, prompt
+            model, training_step, (train_ids, val_ids, vocab_size), steps, T, decode, prompt
         )
         if isinstance(run, Feedback):
             return run
@@ -398,7 +425,7 @@ def check_your_gpt_trains(
 def _your_training_run(
     model: nn.Module,
     training_step: Callable[..., float],
-    ids: tuple[torch.Tensor, torch.Tensor],
+    ids: tuple[torch.Tensor, torch.Tensor, int],
     steps: int,
     T: int,
     decode: Callable[[list[int]], str],
@@ -406,10 +433,16 @@ def _your_training_run(
 ) -> tuple[float, float, str] | Feedback:
     """The validation loss before and after ``steps`` of the learner's ``training_step`` on
     ``ids`` (train, validation), and the model's greedy continuation of ``prompt``; or the
-    verdict when the step still returns None or anything raises."""
-    train_ids, val_ids = ids
+    verdict when the untrained loss fails ``check_initial_loss``, the step still returns None or
+    anything raises. ``ids`` are the train and validation ids and the vocabulary size."""
+    train_ids, val_ids, vocab_size = ids
     try:
         before = evaluate(model, val_ids, T)
+        off = _initial_loss_problem(before, vocab_size, val_ids, T)
+        if off is None:  # a Feedback is falsy when it fails: no `or` here
+            off = _short_input_problem(model, val_ids, T)
+        if off is not None:
+            return off
         stopped_at = _train_with_your_step(model, training_step, train_ids, steps, T)
         if stopped_at is not None:
             return report(
@@ -428,6 +461,50 @@ def _your_training_run(
             _("training raised {kind}: {error}").format(kind=type(error).__name__, error=error),
         )
     return before, after, written
+
+
+def _short_input_problem(model: nn.Module, val_ids: torch.Tensor, T: int) -> Feedback | None:
+    """The verdict when the model cannot read a window shorter than ``T`` (generation reads the
+    prompt's few tokens first); None when it can."""
+    short = val_ids[: max(1, T // 2)][None]  # (1, T // 2) a window shorter than the context
+    try:
+        with torch.no_grad():
+            logits = model.eval()(short)[0]  # (1, T // 2, V)
+        problem = None if tuple(logits.shape[:2]) == tuple(short.shape) else str(logits.shape)
+    except Exception as error:
+        problem = f"{type(error).__name__}: {error}"
+    if problem is None:
+        return None
+    return report(
+        False,
+        "",
+        _(
+            "your MyGPT cannot read {T} tokens, fewer than its context_length = {context_length} ({problem}); generation starts from a short prompt. It looks like the whole positional table is added: add only its first T rows, `positions[:T]`. check_my_gpt (notebook 10) names the stage."
+        ).format(T=short.shape[1], context_length=T, problem=problem),
+    )
+
+
+def _initial_loss_problem(
+    before: float, vocab_size: int, val_ids: torch.Tensor, T: int
+) -> Feedback | None:
+    """The verdict when the untrained validation loss ``before`` fails ``check_initial_loss``
+    (ln V ± 0.5 nats, notebook 10); None when it passes, or when it is within 0.5 nats of the
+    course's own untrained GPT of the same size on the same text (a vocabulary of a few tokens
+    with the tied table starts above ln V + 0.5 even with the course's init)."""
+    start = check_initial_loss(before, vocab_size)
+    if start.ok:
+        return None
+    config = GPTConfig(vocab_size=vocab_size, context_length=T, d_model=32, n_heads=2, n_layers=2)
+    course_start = evaluate(GPT(config), val_ids, T)  # the course's init, same sizes and text
+    if abs(before - course_start) <= start.tolerance:
+        return None
+    return report(
+        False,
+        "",
+        _(
+            "before training, your MyGPT fails check_initial_loss (notebook 10): {start} The course's own GPT of this size starts at {course:.2f}. Initialise as the course does: the token table at std 1/√(2·d_model), every nn.Linear's weight at std 0.02 and its bias at 0. PyTorch's default nn.Embedding draws the table from N(0, 1); times √d_model and tied to the output, it makes the untrained model confident and wrong."
+        ).format(start=start, course=course_start),
+    )
 
 
 def _build_your_gpt(answer: type, vocab_size: int, T: int) -> nn.Module | Feedback:

@@ -63,6 +63,8 @@ _SHOWN_COLUMNS = {
     "questions": N_("questions"),
     "passed": N_("passed"),
     "of": N_("of"),
+    "optional": N_("optional"),
+    "optional passed": N_("optional passed"),
 }
 _SHOWN_VALUES = {
     "passed": N_("passed"),
@@ -74,6 +76,17 @@ _SHOWN_VALUES = {
     "build": N_("build"),
     "question": N_("question"),
 }
+#: The exercises that sit in folded "Going deeper" sections: optional, so the summary counts them
+#: apart and a learner who follows the main path can reach all of it (tests/test_exercise_progress.py
+#: checks this set against the notebooks' folded sections).
+OPTIONAL_EXERCISES = frozenset(
+    {
+        "check_unread_row_gradient",  # 02, Going deeper: the rows nobody reads
+        "check_sees_the_future",  # 06, Going deeper: leak tests on whole GPTs
+        "check_broken_layer",  # 06, the same section
+        "check_post_norm_warmup",  # 09, Going deeper: a measured comparison
+    }
+)
 _CHECK_CALL = re.compile(r"^(?!\s*#)\s*(?:print\()?\s*(check_\w+)\(", re.MULTILINE)
 
 
@@ -253,27 +266,36 @@ def _course_progress(folder: str | Path, *, run: bool, timeout: int) -> pd.DataF
     return pd.DataFrame([row.__dict__ for row in rows], columns=PROGRESS_COLUMNS)
 
 
+SUMMARY_COLUMNS = ["build", "questions", "passed", "of", "optional", "optional passed"]
+
+
 def progress_summary(progress: pd.DataFrame) -> pd.DataFrame:
-    """Per notebook: how many exercises (build / all) and how many pass — the table 00 shows
-    (in the learner's language, as :func:`course_progress`)."""
+    """Per notebook: how many main-path exercises (build, questions), how many of them pass, and
+    apart from them the optional ones of the folded Going-deeper sections
+    (:data:`OPTIONAL_EXERCISES`) — the table 00 shows (in the learner's language, as
+    :func:`course_progress`). 100 % of the main path is ``passed == of``."""
     import pandas as pd
 
     progress = _read_progress(progress)
     if progress.empty:
-        return shown_progress(pd.DataFrame(columns=["build", "questions", "passed", "of"]))
-    grouped = progress.groupby("notebook", sort=True)
-    return shown_progress(
-        pd.DataFrame(
-            {
-                "build": grouped["kind"].apply(lambda kinds: int((kinds == "build").sum())),
-                "questions": grouped["kind"].apply(lambda kinds: int((kinds == "question").sum())),
-                "passed": grouped["status"].apply(
-                    lambda statuses: int((statuses == "passed").sum())
-                ),
-                "of": grouped.size(),
-            }
-        )
+        return shown_progress(pd.DataFrame(columns=SUMMARY_COLUMNS))
+    optional = progress["exercise"].isin(OPTIONAL_EXERCISES)
+    passed = progress["status"] == "passed"
+    notebooks = sorted(set(progress["notebook"]))
+    main = progress[~optional].groupby("notebook", sort=True)
+    extra = progress[optional].groupby("notebook", sort=True)
+    summary = pd.DataFrame(
+        {
+            "build": main["kind"].apply(lambda kinds: int((kinds == "build").sum())),
+            "questions": main["kind"].apply(lambda kinds: int((kinds == "question").sum())),
+            "passed": (passed & ~optional).groupby(progress["notebook"]).sum(),
+            "of": main.size(),
+            "optional": extra.size(),
+            "optional passed": (passed & optional).groupby(progress["notebook"]).sum(),
+        },
+        index=pd.Index(notebooks, name="notebook"),
     )
+    return shown_progress(summary.fillna(0).astype(int))
 
 
 def add_check_command(commands) -> None:

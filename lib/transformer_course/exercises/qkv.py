@@ -7,7 +7,7 @@ import torch
 from .. import attention
 from ..i18n import N_, _
 from . import Feedback, check_value, checker, give_hint
-from .build import build_exercise
+from .build import build_exercise, hard_case
 from .solutions.qkv import merge_heads, split_heads
 
 
@@ -83,7 +83,13 @@ def check_projection_params(answer: object, d_model: int = 64, hint: bool = Fals
 
 
 def _sizes(generator: torch.Generator) -> tuple[int, int, int, int]:
+    """B, T, H, D from 1 to 6; in four trials of five 2 ≤ T ≠ H, H ≥ 2 and D ≠ T, where a view
+    without the transpose, or T and D mixed up, moves the numbers."""
     B, T, H, D = (int(n) for n in torch.randint(1, 7, (4,), generator=generator))
+    if hard_case(generator, 5) != 0:
+        T, H = max(T, 2), max(H, 2)
+        H = H + 1 if H == T else H
+        D = D + 1 if D == T else D
     return B, T, H, D
 
 

@@ -9,7 +9,7 @@ import torch
 from .. import attention
 from ..i18n import N_, _
 from . import Feedback, Option, check_choice, check_value, checker
-from .build import build_exercise
+from .build import build_exercise, hard_case
 from .solutions.scale import scaled_attention_weights, score_variance
 
 
@@ -93,6 +93,9 @@ def _queries_and_keys(generator: torch.Generator) -> tuple[torch.Tensor, torch.T
     # head size d_k from 1 to 256 (dividing by d_k or by a fixed 8 instead of √d_k fails).
     B, H = (int(n) for n in torch.randint(1, 4, (2,), generator=generator))
     Tq, Tk = (int(n) for n in torch.randint(1, 9, (2,), generator=generator))
+    if hard_case(generator, 5) != 0:  # every check: four trials with 2 ≤ Tq ≠ Tk
+        Tq = max(Tq, 2)
+        Tk = Tk + 1 if Tk >= Tq else Tk
     d_k = int(torch.randint(1, 257, (1,), generator=generator))
     q = torch.randn(B, H, Tq, d_k, generator=generator)  # (B, H, Tq, d_k)
     k = torch.randn(B, H, Tk, d_k, generator=generator)  # (B, H, Tk, d_k)
@@ -143,7 +146,7 @@ def _variance_by_einsum(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float
 
 
 def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool]:
-    N = int(torch.randint(2, 2000, (1,), generator=generator))
+    N = int(torch.randint(2, 300, (1,), generator=generator))
     d_k = int(torch.randint(2, 513, (1,), generator=generator))  # d_k = 1 would hide √d_k vs d_k
     # Scaled and unscaled in turn (the trials' seeds are consecutive): every check sees both.
     scaled = bool(generator.initial_seed() % 2)
@@ -155,6 +158,13 @@ def _pairs(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, bool
 def _variance_divided_by_d_k(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
     scores = (q * k).sum(dim=-1)  # (N,)
     return float((scores / q.shape[-1] if scaled else scores).var())
+
+
+def _variance_of_all_pairs(q: torch.Tensor, k: torch.Tensor, scaled: bool) -> float:
+    """Slip: the variance of q @ k.T, every query with every key (N² scores), not the N scores
+    of the pairs (q_n, k_n); it lands near the right number, so it looks like noise."""
+    scores = q @ k.T  # (N, d_k) @ (d_k, N) -> (N, N)
+    return float((scores / q.shape[-1] ** 0.5 if scaled else scores).var())
 
 
 check_score_variance_function = build_exercise(
@@ -172,5 +182,12 @@ check_score_variance_function = build_exercise(
     """),
     reference=_variance_by_einsum,
     make_inputs=_pairs,
-    slips={N_("dividing the scaled scores by d_k instead of √d_k"): _variance_divided_by_d_k},
+    slips={
+        N_("dividing the scaled scores by d_k instead of √d_k"): _variance_divided_by_d_k,
+        N_(
+            "the variance of all pairs, q @ k.T (N² scores, every query with every key): the "
+            "exercise measures the N scores q_n · k_n of the given pairs, (q * k).sum(dim=-1); "
+            "the two land close, so the difference looks like noise"
+        ): _variance_of_all_pairs,
+    },
 )

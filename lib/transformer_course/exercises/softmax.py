@@ -7,7 +7,7 @@ import torch
 from .. import attention
 from ..i18n import N_, _
 from . import Feedback, check_value, checker
-from .build import build_exercise
+from .build import build_exercise, hard_case
 from .solutions.softmax import stable_softmax, temperature_softmax
 
 
@@ -90,11 +90,21 @@ def _random_rows_and_temperature(generator: torch.Generator) -> tuple[torch.Tens
     scores = torch.randn(R, S, generator=generator) * 4.0  # (R, S)
     hidden = torch.rand(R, S, generator=generator) < 0.3  # (R, S) some masked keys
     hidden[:, 0] = False  # every row keeps at least one key
-    scores = scores.masked_fill(hidden, float("-inf"))  # (R, S)
     # Small τ too: scores of ±12 divided by 0.01 reach 1200, where the textbook formula overflows.
     choices = [0.01, 0.1, 0.5, 1.0, 2.0, 10.0]
     temperature = choices[int(torch.randint(0, len(choices), (1,), generator=generator))]
-    return scores, temperature
+    # Every draw: one row whose scores / τ reach about 120, where exp overflows float32 (above
+    # 88.7): scores of about 12 for τ ≤ 0.1 (1200 at τ = 0.01), logits near 120 at τ = 1; and
+    # τ = 0.01 in every check (one trial in three).
+    if hard_case(generator, 3) == 0:
+        temperature = 0.01
+    scores[0] = (120.0 + 3.0 * torch.randn(S, generator=generator)) * max(temperature, 0.1)
+    return scores.masked_fill(hidden, float("-inf")), temperature
+
+
+def _textbook_temperature_softmax(scores: torch.Tensor, temperature: float) -> torch.Tensor:
+    weights = torch.exp(scores / temperature)  # (R, S) overflows to inf for large scores / τ
+    return weights / weights.sum(dim=-1, keepdim=True)  # inf / inf = NaN
 
 
 def _multiplied_by_temperature(scores: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -114,5 +124,11 @@ check_temperature_softmax = build_exercise(
     """),
     reference=_temperature_reference,
     make_inputs=_random_rows_and_temperature,
-    slips={N_("multiplying the scores by τ instead of dividing"): _multiplied_by_temperature},
+    slips={
+        N_("multiplying the scores by τ instead of dividing"): _multiplied_by_temperature,
+        N_(
+            "the textbook formula exp(s / τ) / Σ exp(s / τ) without subtracting the row maximum "
+            "(at τ = 0.01 a score of 12 becomes 1200, exp overflows to inf, and inf / inf is NaN)"
+        ): _textbook_temperature_softmax,
+    },
 )

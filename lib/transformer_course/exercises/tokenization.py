@@ -93,6 +93,24 @@ def _random_word(generator: torch.Generator) -> tuple[str, ...]:
 
 
 def _random_merge_inputs(generator: torch.Generator) -> tuple[tuple[str, ...], tuple[str, str]]:
+    """A spelled word and a pair; the word always holds a *trap*: the pair's letters inside
+    longer symbols, ('t' + a, b) or (a, b + 'r'), which must stay apart. Joining the symbols
+    into a string and replacing "a b" would merge them."""
+    word, pair = _random_word_and_pair(generator)
+    a, b = pair
+    letter = _LETTERS[int(torch.randint(len(_LETTERS), (), generator=generator))]
+    if b == "</w>":  # '</w>' ends a word: the trap is (letter + a) just before it
+        return (*word[:-1], letter + a, "</w>"), pair
+    trap = (letter + a, b) if float(torch.rand((), generator=generator)) < 0.5 else (a, b + letter)
+    at = int(torch.randint(len(word), (), generator=generator))  # before '</w>' at the latest
+    return (*word[:at], *trap, *word[at:]), pair
+
+
+#: Letters a trap glues to the pair's symbols (see :func:`_random_merge_inputs`).
+_LETTERS = ["t", "i", "r"]
+
+
+def _random_word_and_pair(generator: torch.Generator) -> tuple[tuple[str, ...], tuple[str, str]]:
     word = _random_word(generator)
     if word[:2] == ("e", "e"):
         return word, ("e", "e")
@@ -110,6 +128,13 @@ def _merge_stepping_by_one(word: tuple[str, ...], pair: tuple[str, str]) -> tupl
         is_pair = i + 1 < len(word) and (symbol, word[i + 1]) == pair
         merged.append(symbol + word[i + 1] if is_pair else symbol)
     return tuple(merged)
+
+
+def _merge_by_string_replace(word: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
+    """Slip: the symbols joined by spaces and "a b" replaced by "ab", which also glues the pair's
+    letters inside longer symbols: ('te', 'e') merged on ('e', 'e') becomes ('tee',)."""
+    a, b = pair
+    return tuple(" ".join(word).replace(f"{a} {b}", a + b).split(" "))
 
 
 def _merge_dropping_the_last(word: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
@@ -144,17 +169,26 @@ check_merge_pair = build_exercise(
             "a loop that stops before the last symbol (an unmerged last symbol, such as '</w>', "
             "is dropped)"
         ): _merge_dropping_the_last,
+        N_(
+            'a string replace on the joined symbols ("a b" → "ab" also glues the pair\'s '
+            "letters inside longer symbols: ('te', 'e', '</w>') merged on ('e', 'e') becomes "
+            "('tee', '</w>'); compare whole symbols)"
+        ): _merge_by_string_replace,
     },
 )
 
 
 def _random_words(generator: torch.Generator) -> tuple[dict[tuple[str, ...], int]]:
-    """1–5 spelled words with counts 1–4; a word repeated in the draw keeps its last count."""
+    """1–5 spelled words with counts 1–4 (a word repeated in the draw keeps its last count), and
+    in every draw a word that holds one pair twice, ('x', 'y', 'x', 'y', '</w>'), counted 2–4
+    times: a pair counted once per word, or a word counted once, shows."""
     n_words = int(torch.randint(1, 6, (), generator=generator))
     words: dict[tuple[str, ...], int] = {}
     for _draw in range(n_words):
         word = _random_word(generator)
         words[word] = int(torch.randint(1, 5, (), generator=generator))
+    x, y = (_SYMBOLS[k] for k in torch.randint(len(_SYMBOLS), (2,), generator=generator).tolist())
+    words[(x, y, x, y, "</w>")] = int(torch.randint(2, 5, (), generator=generator))
     return (words,)
 
 

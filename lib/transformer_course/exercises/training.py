@@ -9,8 +9,9 @@ import torch
 from ..i18n import N_, _
 from ..model import GPT, GPTConfig
 from ..train import evaluate, lr_at, make_optimizer, train_step
-from . import Feedback, check_value, checker
-from .build import build_exercise
+from . import Feedback, check_value, checker, report, unanswered
+from .answers import read_number
+from .build import build_exercise, hard_case
 from .solutions.training import lr_schedule, one_training_step, validation_loss
 
 
@@ -31,6 +32,10 @@ def check_warmup_lr(
 ) -> Feedback:
     """What learning rate does the schedule give at ``step``?"""
     expected = lr_at(step, steps=steps, lr=lr, warmup=warmup, min_lr=min_lr)
+    value, problem = read_number(answer) if not unanswered(answer) else (None, None)
+    off_by_one = step < warmup and value is not None and problem is None
+    if off_by_one and abs(value - lr * step / warmup) <= abs(expected) * 1e-6 + 1e-12:
+        return report(False, "", _("it looks like {slip}.").format(slip=_(WARMUP_OFF_BY_ONE)))
     return check_value(
         answer,
         expected,
@@ -75,13 +80,33 @@ def _lr_at_reference(step: int, steps: int, lr: float, warmup: int, min_lr: floa
 
 
 def _random_schedule_point(generator: torch.Generator) -> tuple:
-    """A step anywhere in (or past) a random schedule; warm-up 0 and min_lr None included."""
+    """A step anywhere in (or past) a random schedule; warm-up 0 and min_lr None included. Every
+    check meets a step inside a warm-up (one trial in four), where an off-by-one shows."""
     steps = int(torch.randint(5, 400, (), generator=generator))
     warmup = int(torch.randint(0, steps // 2 + 1, (), generator=generator))
     step = int(torch.randint(0, steps + 3, (), generator=generator))  # a few steps past the end too
+    if hard_case(generator, 4) == 0:
+        warmup = max(warmup, 1)
+        step = int(torch.randint(0, warmup, (), generator=generator))  # inside the warm-up
     lr = float(torch.empty(()).uniform_(1e-4, 1e-2, generator=generator))
     min_lr = None if torch.rand((), generator=generator) < 0.5 else lr / 20
     return step, steps, lr, warmup, min_lr
+
+
+def _warmup_off_by_one(
+    step: int, steps: int, lr: float, warmup: int, min_lr: float | None
+) -> float:
+    """Slip: lr · step / warmup during the warm-up, 0 at step 0 (a step that trains nothing)."""
+    if step < warmup:
+        return lr * step / warmup
+    return _lr_at_reference(step, steps, lr, warmup, min_lr)
+
+
+#: The warm-up off by one, as the learner is told (checks 11's question and build exercise).
+WARMUP_OFF_BY_ONE = N_(
+    "the warm-up off by one: lr · step / warmup gives 0 at step 0, a step that trains nothing, "
+    "and reaches lr one step late; the course's warm-up is lr · (step + 1) / warmup"
+)
 
 
 check_lr_schedule = build_exercise(
@@ -100,6 +125,7 @@ check_lr_schedule = build_exercise(
     make_inputs=_random_schedule_point,
     trials=20,
     atol=1e-12,
+    slips={WARMUP_OFF_BY_ONE: _warmup_off_by_one},
 )
 
 
@@ -122,6 +148,16 @@ def _random_model_and_text(generator: torch.Generator) -> tuple:
     return model, ids, T
 
 
+def _validation_in_training_mode(model: GPT, ids: torch.Tensor, context_length: int) -> float:
+    """Slip: the solution without ``model.eval()``: dropout stays on and the number is noisy."""
+    T = context_length
+    windows = (ids.numel() - 1) // T
+    x = ids[: windows * T].view(windows, T)  # (W, T)
+    y = ids[1 : windows * T + 1].view(windows, T)  # (W, T)
+    with torch.no_grad():
+        return model(x, y)[1].item()  # dropout still on
+
+
 check_validation_loss = build_exercise(
     notebook="11_training",
     solution=validation_loss,
@@ -136,6 +172,12 @@ check_validation_loss = build_exercise(
     """),
     reference=_evaluate_reference,
     make_inputs=_random_model_and_text,
+    slips={
+        N_(
+            "validation without model.eval(): dropout stays on, so the loss is noisy (another "
+            "number every run) and not the model's own; call model.eval() before measuring"
+        ): _validation_in_training_mode,
+    },
 )
 
 

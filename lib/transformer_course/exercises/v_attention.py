@@ -9,7 +9,7 @@ import torch
 from .. import attention
 from ..i18n import N_, _
 from . import Feedback, check_value, checker
-from .build import build_exercise
+from .build import build_exercise, hard_case
 from .solutions.v_attention import causal_attention, multi_head_attention
 
 
@@ -45,13 +45,24 @@ def _causal_attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tenso
 
 
 def _random_qkv(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v (B, H, T, D) with T ≠ D; T = 1 (one token sees only itself) in one trial of five,
+    2 ≤ T ≤ 7 in the others, where a mask applied after the softmax shows."""
     B = int(torch.randint(1, 4, (1,), generator=generator))
     H = int(torch.randint(1, 5, (1,), generator=generator))
-    T = int(torch.randint(1, 8, (1,), generator=generator))  # T = 1 too: one token sees only itself
-    # odd head sizes: 1/√D, not 1/√C or 1/√T
-    D = int(torch.randint(1, 10, (1,), generator=generator))
+    T = 1 if hard_case(generator, 5) == 0 else int(torch.randint(2, 8, (1,), generator=generator))
+    # odd head sizes: 1/√D, not 1/√C or 1/√T; never D = T, where a transpose slip keeps its shape
+    D = int(torch.randint(1, 9, (1,), generator=generator))
+    D = D + 1 if D >= T else D
     shape = (B, H, T, D)
     return tuple(torch.randn(shape, generator=generator) for _qkv in range(3))  # 3 × (B, H, T, D)
+
+
+def _masked_after_softmax(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Slip: softmax over every key, then the future zeroed: the rows no longer sum to 1."""
+    T = q.shape[-2]
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5  # (B, H, T, T)
+    weights = torch.softmax(scores, dim=-1) * attention.causal_mask(T)  # (B, H, T, T)
+    return weights @ v  # (B, H, T, D)
 
 
 def _attention_without_mask(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -84,6 +95,11 @@ check_causal_attention = build_exercise(
             "a missing causal mask (every query also sees the keys after it)"
         ): _attention_without_mask,
         N_("the scores not divided by √D"): _attention_not_scaled,
+        N_(
+            "masking after the softmax: the softmax already gave the future keys weight, so "
+            "zeroing them leaves rows that no longer sum to 1; set the future scores to −inf "
+            "before the softmax"
+        ): _masked_after_softmax,
     },
 )
 
@@ -96,10 +112,13 @@ def _layer_reference(layer: attention.MultiHeadAttention, x: torch.Tensor) -> to
 def _random_layer_and_input(
     generator: torch.Generator,
 ) -> tuple[attention.MultiHeadAttention, torch.Tensor]:
-    H = int(torch.randint(1, 5, (1,), generator=generator))
+    # Every check: T = 1, one head, and three trials with H ≥ 2 heads and T ≥ 2 tokens, where
+    # a missing mask, a missing transpose or a missing W_O all show.
+    case = hard_case(generator, 5)
+    H = 1 if case == 1 else int(torch.randint(2, 5, (1,), generator=generator))
     D = int(torch.randint(1, 6, (1,), generator=generator))
     B = int(torch.randint(1, 4, (1,), generator=generator))
-    T = int(torch.randint(1, 8, (1,), generator=generator))
+    T = 1 if case == 0 else int(torch.randint(2, 8, (1,), generator=generator))
     layer = attention.MultiHeadAttention(H * D, H)
     with torch.no_grad():
         # drawn from the generator: the same layer for both calls

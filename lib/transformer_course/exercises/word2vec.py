@@ -141,7 +141,8 @@ check_skipgram_pairs = build_exercise(
 
 def _random_vectors(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """v_c (B, d), u_o (B, d), u_k (B, K, d). In about every other draw one row is scaled up so
-    that its scores reach ±100s: there log(sigmoid(x)) underflows to −inf, logsigmoid does not."""
+    that its scores reach ±100s, and in every draw one true pair scores below −100: there
+    log(sigmoid(x)) underflows to −inf, logsigmoid does not."""
     B = int(torch.randint(1, 5, (), generator=generator))
     K = int(torch.randint(1, 7, (), generator=generator))
     d = int(torch.randint(2, 9, (), generator=generator))
@@ -150,6 +151,10 @@ def _random_vectors(generator: torch.Generator) -> tuple[torch.Tensor, torch.Ten
     u_k = torch.randn(B, K, d, generator=generator)  # (B, K, d)
     if float(torch.rand((), generator=generator)) < 0.5:
         v_c[0] *= 100.0  # row 0's scores become large: a test of numerical care
+    # Every draw: the last row's true context points away from its centre, a score below −100,
+    # where log(sigmoid(x)) underflows to −inf and logsigmoid stays finite.
+    length = 1.5 + float(torch.rand((), generator=generator))
+    u_o[-1] = -v_c[-1] / v_c[-1].norm() * (100.0 / v_c[-1].norm() + 1.0) * length
     return v_c, u_o, u_k
 
 

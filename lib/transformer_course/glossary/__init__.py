@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..i18n import _
+
 GLOSSARY_FILE = Path(__file__).resolve().parents[3] / "GLOSSARY.md"
 #: The copy inside the installed package (the link in a checkout, a real file in a wheel).
 PACKAGED_GLOSSARY = Path(__file__).resolve().parent / "GLOSSARY.md"
@@ -77,11 +79,14 @@ def parse_glossary(text: str) -> list[Term]:
 
 
 def glossary_table(path: Path | str | None = None):
-    """The glossary as a pandas DataFrame (columns English, 中文, first in, note), shown in 00_setup."""
+    """The glossary as a pandas DataFrame (columns English, 中文, first in, note), shown in 00_setup.
+
+    The notes are shown in the learner's language (declared in :mod:`.notes`)."""
     import pandas as pd
 
     terms = parse_glossary(glossary_text(path))
-    return pd.DataFrame([t.__dict__ for t in terms]).rename(
+    rows = [{**t.__dict__, "note": _(t.note) if t.note else ""} for t in terms]  # see notes.py
+    return pd.DataFrame(rows).rename(
         columns={"english": "English", "chinese": "中文", "first_in": "first in", "note": "note"}
     )
 

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from .. import _checks as check
+from ..i18n import N_, _
 
 ON_INTERRUPT = ("return", "raise")
 
@@ -85,15 +86,19 @@ class TrainConfig:
             check.integer(name, getattr(self, name), minimum=0)
         check.number("lr", self.lr, above=0)
         if self.min_lr is not None and not (0 <= check.number("min_lr", self.min_lr) <= self.lr):
-            raise ValueError(f"min_lr must lie in [0, lr={self.lr}], got {self.min_lr}")
+            raise ValueError(
+                _("min_lr must lie in [0, lr={lr}], got {min_lr}").format(
+                    lr=self.lr, min_lr=self.min_lr
+                )
+            )
         check.number("weight_decay", self.weight_decay, minimum=0)
         if self.grad_clip is not None:
-            check.number("grad_clip", self.grad_clip, above=0, hint="or None (no clipping)")
+            check.number("grad_clip", self.grad_clip, above=0, hint=N_("or None (no clipping)"))
         check.number(
             "checkpoint_seconds",
             self.checkpoint_seconds,
             minimum=0,
-            hint="(0 = no time-based saves)",
+            hint=N_("(0 = no time-based saves)"),
         )
         check.choice("on_interrupt", self.on_interrupt, ON_INTERRUPT)
         if self.checkpoint_path is not None:
@@ -170,5 +175,9 @@ class History:
 def with_preset(name: str, **overrides: Any) -> TrainConfig:
     """A copy of ``PRESETS[name]`` with some fields changed, e.g. ``with_preset("seed", steps=100)``."""
     if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+        raise ValueError(
+            _("preset must be one of {presets}, got {name!r}").format(
+                presets=sorted(PRESETS), name=name
+            )
+        )
     return replace(PRESETS[name], **overrides)

@@ -98,9 +98,13 @@ def estimate_training_time(
     ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
+        )
     if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+        raise TypeError(
+            _("config must be a TrainConfig, got {kind}").format(kind=type(config).__name__)
+        )
     _checks.integer("probe_steps", probe_steps)
     clone = copy.deepcopy(unwrap(model))
     with _global_rng_restored():

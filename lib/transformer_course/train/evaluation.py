@@ -16,6 +16,7 @@ from torch import nn
 
 from .. import _checks as check
 from .. import data
+from ..i18n import _
 from ..machine import autocast_context, dist_info, evaluating, unwrap
 
 
@@ -41,8 +42,10 @@ def evaluate(
     windows = (stream.numel() - 1) // context_length
     if windows < 1:
         raise ValueError(
-            f"ids has {stream.numel()} tokens, fewer than context_length + 1 = {context_length + 1}; "
-            "use a shorter context or more text"
+            _(
+                "ids has {n_ids} tokens, fewer than context_length + 1 = {needed}; use a shorter "
+                "context or more text"
+            ).format(n_ids=stream.numel(), needed=context_length + 1)
         )
     net = unwrap(model)  # the plain module: DDP's forward would try to sync buffers mid-evaluation
     run_device = torch.device(device) if device is not None else next(net.parameters()).device

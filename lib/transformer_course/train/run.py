@@ -89,9 +89,13 @@ def start_run(
     The optimizer is ``train``'s to choose; :func:`resume` then continues from a checkpoint.
     """
     if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
+        raise TypeError(
+            _("config must be a TrainConfig, got {kind}").format(kind=type(config).__name__)
+        )
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
+        )
     streams = {
         "train_ids": data.as_ids(train_ids, "train_ids").cpu(),
         "val_ids": data.as_ids(val_ids, "val_ids").cpu(),
@@ -157,19 +161,27 @@ def check_fits(model: nn.Module, config: TrainConfig, streams: dict[str, torch.T
     limit = getattr(model_config, "context_length", None)
     if limit is not None and config.context_length > limit:
         raise ValueError(
-            f"context_length={config.context_length} is longer than the model's context_length={limit}; "
-            "train with a shorter context or build a model with a longer one"
+            _(
+                "context_length={context_length} is longer than the model's "
+                "context_length={limit}; train with a shorter context or build a model with a "
+                "longer one"
+            ).format(context_length=config.context_length, limit=limit)
         )
     vocab = getattr(model_config, "vocab_size", None)
     for name, ids in streams.items():
         if ids.numel() < config.context_length + 1:
             raise ValueError(
-                f"{name} has {ids.numel()} tokens; it needs at least context_length + 1 = {config.context_length + 1}"
+                _(
+                    "{name} has {n_ids} tokens; it needs at least context_length + 1 = {needed}"
+                ).format(name=name, n_ids=ids.numel(), needed=config.context_length + 1)
             )
         if vocab is not None and int(ids.max()) >= vocab:
             raise ValueError(
-                f"{name} holds token id {int(ids.max())} but the model's vocab_size is {vocab}; encode the "
-                "ids with the same vocabulary the model was built for (compact ids for a compact model)"
+                _(
+                    "{name} holds token id {largest} but the model's vocab_size is {vocab}; encode"
+                    " the ids with the same vocabulary the model was built for (compact ids for a "
+                    "compact model)"
+                ).format(name=name, largest=int(ids.max()), vocab=vocab)
             )
 
 

@@ -19,6 +19,8 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..i18n import _
+from .labels import label as label  # re-exported: viz.label(...) in notebook cells
 from .ticks import set_ticks
 
 #: The colour of masked (−∞) cells: light grey, distinct from every colour map the course uses.
@@ -217,7 +219,7 @@ def plot_curves(
         ax.plot(xs, ys, label=name, marker="o" if len(ys) <= 20 else None, markersize=3)
     if logy:
         ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(_("step") if xlabel == "step" else xlabel)  # the default, translated
     if ylabel:
         ax.set_ylabel(ylabel)
     if title:
@@ -258,7 +260,7 @@ def plot_distributions(
             label=name,
             ax=ax,
         )
-    ax.set(title=title or "", xlabel=xlabel or "", ylabel="density")
+    ax.set(title=title or "", xlabel=xlabel or "", ylabel=_("density"))
     ax.legend()
     return fig
 
@@ -326,7 +328,7 @@ def scatter_labelled(
     ax.margins(0.08)
     texts = [
         ax.annotate(
-            label,
+            point_label,
             (x, y),
             xytext=_LABEL_SPOTS[0][:2],
             textcoords="offset points",
@@ -339,7 +341,7 @@ def scatter_labelled(
                 "shrinkB": 3,
             },
         )
-        for label, (x, y) in zip(labels, xy.tolist())
+        for point_label, (x, y) in zip(labels, xy.tolist())
     ]
     _spread_labels(fig, texts)
     return fig

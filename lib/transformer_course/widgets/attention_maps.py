@@ -20,7 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import _checks, viz
-from ..i18n import _
+from ..i18n import N_, _
 from ..viz import to_numpy, token_label
 
 HEAD_COLOURS = (
@@ -100,10 +100,9 @@ def _select(
     head: int | None,
     layer: int,
     vmax: float | None,
-    translated: bool = False,
 ) -> _Selection:
-    """The panels to draw. ``translated``: titles in the learner's language (HTML views; the
-    figures keep English, the only script matplotlib's default fonts are sure to hold)."""
+    """The panels to draw, titled in the learner's language (figures draw Chinese with the
+    package's CJK font, which ``setup_notebook(lang="zh")`` puts behind matplotlib's)."""
     layers = as_layers(weights)  # (L, H, T, S)
     L, H, T, S = layers.shape
     _checks.integer("layer", layer, 0, L - 1)
@@ -112,10 +111,7 @@ def _select(
     heads = list(range(H)) if head is None else [head]
     maps = layers[layer, heads]  # (N, T, S)
     top = float(np.nanmax(maps)) if vmax is None else float(vmax)
-    if translated:
-        template = _("layer {layer} · head {h}") if L > 1 else _("head {h}")
-    else:
-        template = "layer {layer} · head {h}" if L > 1 else "head {h}"
+    template = _("layer {layer} · head {h}") if L > 1 else _("head {h}")
     return _Selection(
         maps,
         [template.format(layer=layer, h=h) for h in heads],
@@ -160,14 +156,14 @@ def attention_map_figure(
         outer_labels=True,
         xticklabels=view.cols,
         yticklabels=view.rows,
-        xlabel="key (attended to)",
-        ylabel="query (attending)",
+        xlabel=_("key (attended to)"),
+        ylabel=_("query (attending)"),
         vmin=0.0,
         vmax=view.top,
         cmap=cmap,
         annotate=annotate and n_panels == 1,
     )
-    fig.axes[-1].set_ylabel("attention weight")  # the shared colour bar
+    fig.axes[-1].set_ylabel(_("attention weight"))  # the shared colour bar
     return fig
 
 
@@ -184,7 +180,7 @@ def head_split_figure(
         raise ValueError(f"matrix must be 2-D [T, C], got shape {tuple(data.shape)}")
     T, C = data.shape
     _checks.integer("n_heads", n_heads)
-    _checks.divides("n_heads", n_heads, "C", C, "so every head gets C // n_heads columns")
+    _checks.divides("n_heads", n_heads, "C", C, N_("so every head gets C // n_heads columns"))
     D = C // n_heads
     limit = float(np.abs(data).max()) or 1.0
     fig = plt.figure(figsize=(11, 4.2), layout="constrained")
@@ -194,9 +190,9 @@ def head_split_figure(
         data, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest"
     )
     _mark_heads(whole, n_heads, D)
-    whole.set_xlabel(f"column (C = {C})")
+    whole.set_xlabel(_("column (C = {C})").format(C=C))
     whole.set_yticks(range(T), position_labels(tokens, T, "tokens"), fontsize=8)
-    whole.set_ylabel("position")
+    whole.set_ylabel(_("position"))
     for h in range(n_heads):
         ax = fig.add_subplot(grid[1, n_heads + h])
         ax.imshow(
@@ -207,7 +203,9 @@ def head_split_figure(
             aspect="auto",
             interpolation="nearest",
         )
-        ax.set_title(f"head {h}: [{T}, {D}]", fontsize=8, color=HEAD_COLOURS[h % 8])
+        ax.set_title(
+            _("head {h}: [{T}, {D}]").format(h=h, T=T, D=D), fontsize=8, color=HEAD_COLOURS[h % 8]
+        )
         ax.set_xticks([0, D - 1], [str(h * D), str((h + 1) * D - 1)], fontsize=6)
         ax.set_yticks([])
     fig.suptitle(title or f"(T, C) = ({T}, {C}) → (H, T, D) = ({n_heads}, {T}, {D})")
@@ -222,7 +220,7 @@ def _mark_heads(ax, n_heads: int, D: int) -> None:
         ax.axvspan(h * D - 0.5, (h + 1) * D - 0.5, ymin=1.0, ymax=1.04, color=colour, clip_on=False)
         if h:
             ax.axvline(h * D - 0.5, color="black", linewidth=1.5)
-        label = f"head {h}\ncols {h * D}–{(h + 1) * D - 1}"
+        label = _("head {h}\ncols {first}–{last}").format(h=h, first=h * D, last=(h + 1) * D - 1)
         ax.text(
             (h + 0.5) * D - 0.5, -1.3, label, ha="center", va="bottom", fontsize=7, color=colour
         )
@@ -248,7 +246,7 @@ def attention_map_html(
     """
     import html
 
-    view = _select(weights, tokens, key_tokens, head, layer, vmax, translated=True)
+    view = _select(weights, tokens, key_tokens, head, layer, vmax)
     rows, cols = [html.escape(r) for r in view.rows], [html.escape(c) for c in view.cols]
     annotate = len(view.maps) == 1 if annotate is None else annotate
     lut = plt.get_cmap(cmap)(np.linspace(0.0, 1.0, 256))[:, :3]  # (256, 3) one colour per level

@@ -67,24 +67,32 @@ def positional_view(
         cmap="viridis",
         vmin=-1,
         vmax=1,
-        xlabel="dimension",
-        ylabel="position",
-        title=f"sinusoidal encoding, T={context_length}, d_model={d_model}",
+        xlabel=_("dimension"),
+        ylabel=_("position"),
+        title=_("sinusoidal encoding, T={T}, d_model={d_model}").format(
+            T=context_length, d_model=d_model
+        ),
         max_ticks=8,
     )
     left.axvline(dimension + 0.5, color="red", linewidth=1)  # the column's centre (seaborn cells)
     fine = torch.linspace(0, max(context_length - 1, 1), 400, dtype=torch.float64)  # (400,)
     angle = fine / base ** (2 * (dimension // 2) / d_model)  # (400,)
     wave = torch.sin(angle) if dimension % 2 == 0 else torch.cos(angle)  # (400,)
-    right.plot(fine.numpy(), wave.numpy(), color="tab:gray", linewidth=1, label="continuous")
+    right.plot(fine.numpy(), wave.numpy(), color="tab:gray", linewidth=1, label=_("continuous"))
     right.plot(
-        range(context_length), table[:, dimension].numpy(), "o", color="red", label="table entries"
+        range(context_length),
+        table[:, dimension].numpy(),
+        "o",
+        color="red",
+        label=_("table entries"),
     )
     kind = "sin" if dimension % 2 == 0 else "cos"
     right.set_title(
-        f"dimension {dimension} ({kind}), wavelength {wavelength(dimension, d_model, base):,.1f} positions"
+        _("dimension {dimension} ({kind}), wavelength {length} positions").format(
+            dimension=dimension, kind=kind, length=f"{wavelength(dimension, d_model, base):,.1f}"
+        )
     )
-    right.set_xlabel("position")
+    right.set_xlabel(_("position"))
     right.set_ylim(-1.1, 1.1)
     # Below the axes: any corner inside would cover table entries for some knob setting.
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)

@@ -89,22 +89,33 @@ def scale_view(
     bins = np.linspace(-SCORE_RANGE, SCORE_RANGE, 65)  # the same bins for every knob setting
     seaborn.histplot(values.clip(-SCORE_RANGE, SCORE_RANGE), bins=bins, color="tab:blue", ax=left)
     left.set_xlim(-SCORE_RANGE, SCORE_RANGE)
-    label = "q·k / √d_k" if scaled else "q·k (unscaled)"
+    label = "q·k / √d_k" if scaled else _("q·k (unscaled)")
     left.set_title(
-        f"scores {label}, d_k = {d_k}: variance {stats['score variance']:.2f}", fontsize=10
+        _("scores {label}, d_k = {d_k}: variance {variance:.2f}").format(
+            label=label, d_k=d_k, variance=stats["score variance"]
+        ),
+        fontsize=10,
     )
-    left.set_xlabel(f"score (fixed range ±{SCORE_RANGE:.0f}; outliers in the edge bins)")
-    left.set_ylabel("count")
+    left.set_xlabel(
+        _("score (fixed range ±{limit:.0f}; outliers in the edge bins)").format(limit=SCORE_RANGE)
+    )
+    left.set_ylabel(_("count"))
     right.bar(range(n_keys), weights[row].numpy(), color="tab:orange")
     right.set_ylim(0, 1)
     right.set_title(
-        f"softmax of row {row}: max {weights[row].max():.2f}, entropy {entropy(weights[row]):.2f} "
-        f"(uniform {math.log(n_keys):.2f})",
+        _(
+            "softmax of row {row}: max {top:.2f}, entropy {entropy:.2f} (uniform {uniform:.2f})"
+        ).format(
+            row=row,
+            top=float(weights[row].max()),
+            entropy=float(entropy(weights[row])),
+            uniform=math.log(n_keys),
+        ),
         fontsize=9,
     )
     right.set_xticks(range(n_keys))  # every key labelled, none skipped
-    right.set_xlabel("key")
-    right.set_ylabel("weight")
+    right.set_xlabel(_("key"))
+    right.set_ylabel(_("weight"))
     return fig
 
 

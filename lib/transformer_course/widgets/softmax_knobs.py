@@ -83,7 +83,7 @@ def temperature_view(
             color="0.85",
             hatch="//",
             edgecolor="0.6",
-            label="masked key",
+            label=_("masked key"),
         )
         ax.legend(loc="upper left")
     labels = (
@@ -93,11 +93,19 @@ def temperature_view(
     )
     ax.set_xticks(range(scores.numel()), labels, rotation=90)
     ax.set_ylim(0, 1)
-    ax.set_ylabel("weight")
+    ax.set_ylabel(_("weight"))
     uniform = math.log(finite) if finite else 0.0
     ax.set_title(
-        f"τ = {temperature:g}: max weight {weights.max():.3f}, entropy {entropy(weights):.3f} nats "
-        f"(uniform over {finite} keys: {uniform:.3f})"
+        _(
+            "τ = {temperature:g}: max weight {top:.3f}, entropy {entropy:.3f} nats"
+            " (uniform over {finite} keys: {uniform:.3f})"
+        ).format(
+            temperature=temperature,
+            top=float(weights.max()),
+            entropy=float(entropy(weights)),
+            finite=finite,
+            uniform=uniform,
+        )
     )
     return fig
 

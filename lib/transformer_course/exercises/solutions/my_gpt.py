@@ -25,6 +25,12 @@ class MyGPT(nn.Module):
     (``.weight`` γ and ``.bias`` β, (C,)), ``blocks.k.attn.q_proj`` / ``k_proj`` / ``v_proj`` /
     ``out_proj`` (``nn.Linear(C, C)``), ``blocks.k.ffn.up`` (``nn.Linear(C, 4C)``) and
     ``blocks.k.ffn.down`` (``nn.Linear(4C, C)``); ``final_norm.weight`` / ``.bias`` (C,).
+
+    The course's init (notebook 10; ``check_your_gpt_trains`` tests it with ``check_initial_loss``):
+    the table at std 1/√(2C), every ``nn.Linear`` weight at std 0.02 and bias 0, so the untrained
+    loss is about ln V. Inputs may be shorter than ``context_length`` (T = 1 when generating).
+    ``forward`` may call ``F.cross_entropy`` (or the learner's own loss, pasted with the class).
+    No dropout: the library's GPT in 11 has dropout 0.1, which only regularises training.
     """
 
     def __init__(
