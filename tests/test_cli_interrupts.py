@@ -78,6 +78,13 @@ CHILD = textwrap.dedent(
 )
 
 
+def _ctrl_c_reaches_the_child() -> None:
+    """Run in the child before Python starts: a shell that starts a job in the background with
+    ``&`` (no job control) hands it SIGINT ignored, and Python then never raises
+    KeyboardInterrupt. A learner's terminal delivers Ctrl-C; so must the test, however CI is run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "lib"), env.get("PYTHONPATH")]))
@@ -112,6 +119,7 @@ def _signal_while_starting(tmp_path, stop: signal.Signals, status: int, stopped:
         text=True,
         env=_env(),
         cwd=tmp_path,
+        preexec_fn=_ctrl_c_reaches_the_child,
     )
     time.sleep(0.3)  # Python is up; the course and torch are being imported
     child.send_signal(stop)
@@ -134,6 +142,7 @@ def _run_child(tmp_path: Path, moment: str, argv: list[str]) -> tuple[int, str, 
         env=_env(),
         cwd=tmp_path,
         timeout=180,
+        preexec_fn=_ctrl_c_reaches_the_child,
     )
     return result.returncode, result.stdout, result.stderr
 

@@ -200,7 +200,8 @@ CLONE_PATH = re.compile(
     r"""["'](?:\.\.?/)*(?:data|lib|images|notebooks|tests|tools|build|benchmarks)/"""
 )
 FILE_READERS = re.compile(
-    r"""\b(?:open|read_text|read_bytes|read_csv|read_json|read_parquet|imread|np\.load|torch\.load|load_text)\(\s*(?:[rbf]*["'])"""
+    # /proc is the operating system's (Colab's too), not a file of a local clone.
+    r"""\b(?:open|read_text|read_bytes|read_csv|read_json|read_parquet|imread|np\.load|torch\.load|load_text)\(\s*(?:[rbf]*["'])(?!/proc/)"""
 )
 RELATIVE_IMAGE = re.compile(
     r"""!\[[^\]]*\]\((?!https?://|data:)(?P<md>[^)\s]+)|<img[^>]+src=["'](?!https?://|data:)(?P<html>[^"']+)"""

@@ -604,6 +604,7 @@ MESSAGES = frozenset(
         N_("S: {T} × {T} × 4 bytes = {scores:.0f} MiB per head;  Q, K, V, O: {rest:.0f} MiB"),
         N_("T = 4096: tiled keeps {tiled} MiB (≤ 5 ✓), naive keeps {ratio}× more (≥ 40 ✓)"),
         N_("T = {T}: peak RSS grows by {naive} MiB for naive, {tiled} MiB for tiled"),
+        N_("peak RSS needs Linux's /proc: skipped on this system"),
         N_("block at {start}: m = {m:.4f}, rescale = {rescale:.4f}, l = {l:.4f}"),
         N_("causal"),
         N_("computed {computed} of {total} tiles; {masked} of them cross the diagonal"),
