@@ -5,7 +5,7 @@
 #   make train / make generate PROMPT="..."   the command line, with small defaults (ARGS=...)
 # and what CI (.ci/run) runs after them, each for what no other stage catches:
 #   make test-chromium   one Chromium stage: make site, then test-browser's and test-site's
-#                        tests in one pytest run (one start-up, one collection)
+#                        tests in one pytest run over $(JOBS) workers
 #     make test-browser  a real JupyterLab driven by headless Chromium: every widget notebook is
 #                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets
 #                        pictures). Alone catches: a widget that does not render or react in a
@@ -158,8 +158,11 @@ site: $(BIN)/.installed-docs
 test-site: site
 	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m site tests/test_site.py
 
+# Two workers, each with its own JupyterLab (free port, temporary folders) and Chromium: while one
+# kernel trains in 11 or 13, the other core runs the next notebook (worksteal: the long ones do
+# not queue behind each other).
 test-chromium: site
-	$(TEST_ENV) $(BIN)/python -m pytest -p no:xdist -m "browser or site" tests/test_browser.py tests/test_site.py
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "browser or site" tests/test_browser.py tests/test_site.py
 
 api-reference: $(BIN)/.installed
 	$(BIN)/python tools/api_reference.py --output site/_build/API_REFERENCE.md

@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from transformer_course import bpe, data, tokenizer
+from transformer_course import data, tokenizer
+from transformer_course.tokenizer import byte_level as bpe
 
 
 def cpu_seconds(function, *args):

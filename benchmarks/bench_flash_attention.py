@@ -22,7 +22,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from transformer_course import flash_attention as flash
+from transformer_course.attention import flash
 from transformer_course.machine import synchronize
 
 

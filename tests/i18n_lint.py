@@ -158,9 +158,16 @@ _QUOTE_MARKERS = re.compile(r"^[ \t]*((?:>[ \t]?)*)")
 #: a new one (list item, heading, table row, fence, display maths): the break between them stays.
 _ENDS_BLOCK = re.compile(r"^[ \t]*(?:#|\||```|\$\$)|(?:  |\\)$")
 _STARTS_BLOCK = re.compile(r"^[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|#|\||```|\$\$|$)")
+#: Chinese punctuation the CJK blocks above leave out: the dash ——, the ellipsis …
+_CJK_DASHES = r"[\u2014\u2026]"
+#: Full-width punctuation: a break after it shows as a space before the next word, even a Latin
+#: one, a number, code or maths (``它们：⏎`weights`…`` reads "它们： weights").
+_FULL_WIDTH = r"[\u3000-\u303f\uff00-\uffef\u201c\u201d\u2018\u2019\u2014\u2026]"
 #: Emphasis markers around the characters that meet at the break.
-_EDGE_END = re.compile(rf"{_CJK}[*_]*$")
-_EDGE_START = re.compile(rf"^[*_]*{_CJK}")
+_EDGE_END = re.compile(rf"(?:{_CJK}|{_CJK_DASHES})[*_]*$")
+_EDGE_START = re.compile(rf"^[*_]*(?:{_CJK}|{_CJK_DASHES})")
+_PUNCTUATION_END = re.compile(rf"{_FULL_WIDTH}[*_]*$")
+_LATIN_START = re.compile(r"^[*_]*[A-Za-z0-9`$\[(\\]")
 
 
 def _split_quote(line: str) -> tuple[int, str]:
@@ -170,8 +177,10 @@ def _split_quote(line: str) -> tuple[int, str]:
 
 
 def broken_sentence_breaks(markdown: str) -> list[int]:
-    """Indices of the lines (outside code) that end with a Chinese character and whose next line
-    goes on with one inside the same paragraph, blockquotes included (``…的⏎> 下一个``): only
+    """Indices of the lines (outside code) that end with a Chinese character (—— and … included)
+    and whose next line goes on with one inside the same paragraph, blockquotes included
+    (``…的⏎> 下一个``), or that end with full-width punctuation and go on with a Latin word,
+    a number, code or maths (``它们：⏎`weights_from_qk```): only
     Firefox applies CSS's segment-break rule, so Chrome, Safari, Colab and the site show the
     break as a stray space. Lines that end a heading, table row, fence or display maths, a hard
     break (two spaces or a backslash), and lines that start a list item, heading, table row,
@@ -185,7 +194,9 @@ def broken_sentence_breaks(markdown: str) -> list[int]:
             continue
         if _ENDS_BLOCK.search(text) or _STARTS_BLOCK.match(next_text):
             continue
-        if _EDGE_END.search(text.rstrip()) and _EDGE_START.match(next_text.lstrip()):
+        end, start = text.rstrip(), next_text.lstrip()
+        chinese_both_sides = _EDGE_END.search(end) and _EDGE_START.match(start)
+        if chinese_both_sides or (_PUNCTUATION_END.search(end) and _LATIN_START.match(start)):
             found.append(i)
     return found
 

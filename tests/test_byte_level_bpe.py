@@ -1,4 +1,4 @@
-"""01b's byte-level BPE (transformer_course.bpe): the two trainers agree with each other and
+"""01b's byte-level BPE (transformer_course.tokenizer.byte_level): the two trainers agree with each other and
 with the textbook examples, the tokenizer rebuilt from cl100k_base's ranks gives tiktoken's ids
 on the whole book, on Chinese and on edge cases, streaming changes nothing, and the exercises'
 wrong versions fail on every seed."""
@@ -10,10 +10,11 @@ from collections import Counter
 
 import pytest
 
-from transformer_course import bpe, data, tokenizer
+from transformer_course import data, tokenizer
 from transformer_course.exercises import byte_level_bpe as exercises
 from transformer_course.exercises.solutions import byte_level_bpe as solutions
 from transformer_course.i18n import in_language
+from transformer_course.tokenizer import byte_level as bpe
 
 EDGE_CASES = [
     "",

@@ -56,6 +56,20 @@ def _constant_rate(step, steps, lr, warmup, min_lr):
     return lr
 
 
+def _every_earlier_copy(weights, batch):
+    """16: the attention on the successor of every earlier occurrence, not the previous one."""
+    T = weights.shape[-1]
+    t = torch.arange(T)  # (T,)
+    total = torch.zeros(weights.shape[:-1])  # (..., B, H, T)
+    for copies_back in range(1, T):
+        key = t[None, :] - copies_back * batch.period[:, None] + 1  # (B, T)
+        inside = (key >= batch.filler[:, None])[:, None, :]  # (B, 1, T) a key in a copy
+        index = key.clamp(min=0)[:, None, :, None].expand(*weights.shape[:-1], 1)
+        total = total + weights.gather(-1, index)[..., 0] * inside
+    mask = batch.repeat[:, None, :].float()  # (B, 1, T)
+    return (total * mask).sum(dim=(-1, -3)) / mask.sum()  # (..., H)
+
+
 #: Naive versions that are not declared slips of their checker (the review's, and the like).
 NAIVE = {
     "check_merge_pair": [_merge_by_replace],
@@ -63,6 +77,7 @@ NAIVE = {
     "check_stable_softmax": [_naive_softmax],
     "check_cross_entropy_loss": [_cross_entropy_of_probabilities],
     "check_lr_schedule": [_constant_rate],
+    "check_induction_score": [_every_earlier_copy],
 }
 WRONG = [
     (f"{name}: {getattr(wrong, '__name__', slip)}", name, wrong)
@@ -118,6 +133,10 @@ def _slip_named(name: str, words: str):
         ("check_score_variance_function", "the variance of all pairs"),  # 05
         ("check_merge_pair", "a string replace on the joined symbols"),  # 01
         ("check_temperature_softmax", "the textbook formula exp(s / τ)"),  # 07
+        ("check_previous_token_score", "the main diagonal (offset 0"),  # 16
+        ("check_induction_score", "key t − period: the previous occurrence itself"),  # 16
+        ("check_induction_score", "a probe without filler"),  # 16
+        ("check_in_context_score", "averaged over both copies"),  # 16
     ],
 )
 def test_the_reviews_slips_are_named(name, words):

@@ -128,11 +128,13 @@ except (ConnectionError, ValueError) as error:
 """
 
 
-def _download(hub: FakeHub, tmp_path: Path, guard: Path) -> tuple[str, Path]:
+def _download(
+    hub: FakeHub, tmp_path: Path, guard: Path, endpoint: str | None = None, script: str = DOWNLOAD
+) -> tuple[str, Path]:
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if k != "TRANSFORMER_COURSE_CORPUS"}
     env.update(
-        HF_ENDPOINT=hub.url,
+        HF_ENDPOINT=endpoint or hub.url,
         HF_HOME=str(tmp_path / "hf"),  # an empty Hugging Face cache, kept across calls of one test
         HF_HUB_DISABLE_TELEMETRY="1",
         TRANSFORMER_COURSE_DATA=str(data),
@@ -140,7 +142,7 @@ def _download(hub: FakeHub, tmp_path: Path, guard: Path) -> tuple[str, Path]:
         **{offline.BLOCKED_LOG_ENV_VAR: str(tmp_path / "blocked.log")},
     )
     result = subprocess.run(
-        [sys.executable, "-c", DOWNLOAD], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (tmp_path / "blocked.log").exists(), "only the fake Hub may be asked"
@@ -163,6 +165,18 @@ def test_a_good_hub_gives_the_corpus(hub, tmp_path, guard, corpus_bytes):
     assert line == f"saved {data / CORPUS_FILENAME}"
     assert (data / CORPUS_FILENAME).read_bytes() == corpus_bytes
     assert _left_in(data) == [CORPUS_FILENAME]
+
+
+@pytest.mark.parametrize("datasets_first", [False, True], ids=["before-datasets", "after-datasets"])
+def test_an_endpoint_with_a_trailing_slash_still_gives_the_corpus(
+    hub, tmp_path, guard, corpus_bytes, datasets_first
+):
+    # datasets would join "http://…/" and "/datasets/…" into a "//" path the Hub answers with 404;
+    # the course strips the slash, also when datasets has already read the variable.
+    script = ("import datasets\n" if datasets_first else "") + DOWNLOAD
+    line, data = _download(hub, tmp_path, guard, endpoint=hub.url + "/", script=script)
+    assert line == f"saved {data / CORPUS_FILENAME}"
+    assert (data / CORPUS_FILENAME).read_bytes() == corpus_bytes
 
 
 def test_a_short_file_is_refused_and_does_not_stick_in_the_cache(hub, tmp_path, guard):

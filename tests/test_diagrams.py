@@ -125,7 +125,10 @@ def test_diagrams_use_the_course_numbers(drawn):
     svg = {name: data.decode() for name, data in drawn.items() if name.endswith(".svg")}
     assert "(4, 16, 64)" in svg["gpt_overview.svg"] and "(4, 16)" in svg["gpt_overview.svg"]
     assert "3,771" in svg["gpt_overview.svg"] and "100,070" in svg["gpt_overview.svg"]
-    assert "(4, 4, 16, 16)" in svg["multi_head_attention.svg"]
+    # 04–08's running example has windows of T = 12 tokens, so T×T and T×D never look alike.
+    assert "(4, 4, 12, 16)" in svg["multi_head_attention.svg"]
+    assert "(4, 4, 12, 12)" in svg["multi_head_attention.svg"]
+    assert "(4, 4, 16, 16)" not in svg["multi_head_attention.svg"]
     for step in ("split", "scale", "mask", "softmax", "weights @ V", "concatenate", "W_O"):
         assert step in svg["multi_head_attention.svg"], step
     for word in ("RoPE", "RMSNorm", "SwiGLU", "2 K/V heads", "64 → 171 → 64"):
@@ -269,12 +272,13 @@ def test_query_row_numbers_are_the_librarys():
     state = torch.random.get_rng_state()
     row = query_row(query=3, head=0, n_keys=6)
     assert torch.equal(state, torch.random.get_rng_state()), "the global random state is untouched"
-    x = embedding.course_batch(seed=0).inputs  # (B, T, C)
+    x = embedding.course_batch(seed=0).crop(12).inputs  # (B, T, C) = (4, 12, 64), as in 04–08
     torch.manual_seed(0)
     w_q, w_k, w_v = nn.Linear(64, 64), nn.Linear(64, 64), nn.Linear(64, 64)
     with torch.no_grad():
         q, k, v = (attention.split_heads(w(x), 4) for w in (w_q, w_k, w_v))  # 3 × (B, H, T, D)
-    out, weights = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(16))
+    out, weights = attention.scaled_dot_product_attention(q, k, v, mask=attention.causal_mask(12))
+    assert (row.window, row.d_k) == (12, 16), "the strip's window and head size differ"
     torch.testing.assert_close(row.scores, (q @ k.transpose(-2, -1))[0, 0, 3, :6])
     torch.testing.assert_close(row.scaled, row.scores / math.sqrt(16))
     assert torch.isinf(row.masked[4:]).all() and torch.equal(row.masked[:4], row.scaled[:4])
@@ -316,6 +320,23 @@ def test_query_row_grows_stage_by_stage():
     assert all(_number(value) in output for value in row.output.tolist())
     with pytest.raises(ValueError, match="stage must be one of"):
         query_row_steps("attention")
+
+
+def test_attention_pictures_tell_T_from_D():
+    """04–08's pictures draw T = 12 ≠ D = 16: the formula's Kᵀ is (B, H, D, T), the scores
+    (B, H, T, T), and the query-row strip names both; a transposed shape would read differently."""
+    from transformer_course.diagrams.attention import attention_formula
+    from transformer_course.diagrams.query_row import query_row_steps
+
+    n = diagrams.ATTENTION_EXAMPLE
+    assert (n.T, n.D) == (12, 16) and n.T != n.D
+    assert (n.B, n.C, n.H) == (diagrams.COURSE.B, diagrams.COURSE.C, diagrams.COURSE.H)
+    formula = "\n".join(_texts(attention_formula()))
+    assert "(B, H, D, T) = (4, 4, 16, 12)" in formula
+    assert "(4, 4, 12, 16)" in formula and "(4, 4, 12, 12)" in formula
+    assert "(12, 12)" in formula and "(4, 4, 16, 16)" not in formula
+    strip = _texts(query_row_steps("scores"))
+    assert any("T = 12" in t and "D = 16" in t for t in strip), strip
 
 
 def test_query_row_is_deterministic():

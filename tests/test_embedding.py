@@ -102,6 +102,23 @@ def test_small_corpus_and_sizes(cl100k):
     torch.testing.assert_close(small.y, small.x + 1)  # consecutive ids: next token is id + 1
 
 
+def test_crop_keeps_the_first_tokens_of_every_window(corpus_ids):
+    """04–08's windows of 12: the first 12 tokens of 02's batch, each with its own encoding."""
+    full = embedding.course_batch(seed=0, corpus_ids=corpus_ids)
+    short = full.crop(12)
+    assert short.x.shape == (4, 12) and short.inputs.shape == (4, 12, 64)
+    assert torch.equal(short.x, full.x[:, :12]) and torch.equal(short.y, full.y[:, :12])
+    assert short.tokens == [row[:12] for row in full.tokens]
+    assert torch.equal(short.positional, full.positional[:12])
+    torch.testing.assert_close(short.inputs, short.embedded + short.positional)
+    assert full.inputs.shape == (4, 16, 64), "cropping leaves the original batch as it was"
+    for bad in (0, 17):
+        with pytest.raises(ValueError, match="T must be"):
+            full.crop(bad)
+    with pytest.raises(TypeError, match="T must be an int"):
+        full.crop(12.0)
+
+
 # --------------------------------------------------------------------------- exercises of 02
 
 

@@ -11,8 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_course import flash_attention as flash
-from transformer_course.attention import MultiHeadAttention, use_flash_attention
+from transformer_course.attention import MultiHeadAttention, flash, use_flash_attention
 from transformer_course.exercises import flash_attention as ex
 from transformer_course.exercises.solutions import flash_attention as sol
 

@@ -46,6 +46,10 @@ def test_the_linter_sees_breaks_inside_quotes_and_leaves_block_breaks():
     assert count("> 它的标签是文本自身的\n> 下一个词元") == 1  # 10 c026
     assert count("> 1. 实际上它给出的是\n>    每个源词元") == 1  # a list item's continuation
     assert count("因此会进行\n**下采样**") == 1
+    assert count("这里直接使用它们：\n`weights_from_qk` 在") == 1  # a stray space after the colon
+    assert count("（批量规范化）。\nLayerNorm 只用") == count("步长——\n它的第一步") == 1
+    # Between a Chinese character and a Latin word the break is the space the style wants anyway.
+    assert count("由\n$C$ 个数") == count("PyTorch 的\n`F.softmax`") == 0
     assert count("# 标题\n正文") == count("甲\n- 乙") == count("> 1. 甲\n> 2. 乙") == 0
     assert count("原文说：\n> 引文") == count("甲  \n乙") == count("```\n甲\n乙\n```") == 0
     joined = i18n_lint.join_broken_sentences("> **误区。**\n> 速查表\n```\n甲\n乙\n```")

@@ -69,11 +69,15 @@ def test_a_learners_earlier_copy_still_imports(statement):
 def test_the_top_level_is_a_short_map():
     """Concepts that need several files are packages; at most one private module at the top.
 
-    36: the 35 of the layout issue, plus ``i18n/``, the learner's language (the Chinese edition).
-    The tree holds 33 since issue 33: ``gpt_config.py`` joined ``model.py`` (the config lives with
-    the model, as in nanoGPT), the device module became ``machine.py`` (with ``data_dir``), where
-    the corpus comes from became ``data/source.py``, and the map moved to ``lib/README.md``, which
-    GitHub shows when a reader opens ``lib/``.
+    The cap is 36: the 35 of the layout issue, plus ``i18n/``, the learner's language (the
+    Chinese edition). The tree holds 34, two under the cap (issue 33 asks for headroom): the
+    advanced track brought ``induction/`` (16), and three modules live inside the package of
+    their concept: ``i18n/printed`` (the labels code cells print, in the learner's language),
+    ``attention/flash`` (FlashAttention, 15) and ``tokenizer/byte_level/`` (01b's byte-level
+    BPE). Earlier, ``gpt_config.py`` joined ``model.py`` (the config lives with the model, as in
+    nanoGPT), the device module became ``machine.py`` (with ``data_dir``), where the corpus
+    comes from became ``data/source.py``, and the map moved to ``lib/README.md``, which GitHub
+    shows when a reader opens ``lib/``.
     """
     entries = [
         p.name for p in PACKAGE.iterdir() if p.name != "__pycache__" and not p.name.endswith(".pyc")
@@ -133,8 +137,8 @@ def test_import_linter_catches_a_reintroduced_cycle(tmp_path):
     )
     kept = _lint(lib)
     assert kept.returncode == 0, kept.stdout + kept.stderr
-    tokenizer = lib / "transformer_course" / "tokenizer.py"
-    tokenizer.write_text(tokenizer.read_text() + "\nfrom . import data  # noqa: E402\n")
+    tokenizer = lib / "transformer_course" / "tokenizer" / "__init__.py"
+    tokenizer.write_text(tokenizer.read_text() + "\nfrom .. import data  # noqa: E402\n")
     broken = _lint(lib)
     assert broken.returncode != 0 and "BROKEN" in broken.stdout, broken.stdout
     assert "transformer_course.tokenizer" in broken.stdout

@@ -74,11 +74,12 @@ def test_the_corpus_comes_through_a_mirror_named_by_hf_endpoint(
     corpus_bytes,  # noqa: F811
 ):
     # The README's mirror is a Hub at another host; the fake Hub stands in for it. Written as the
-    # table writes it: a host with no path and no trailing slash (datasets 5.2 builds
-    # "//api/models/atasets/..." from "https://host/" and gets a 404, so the README warns).
+    # table writes it: a host with no path. A trailing slash (datasets 5.2 alone builds
+    # "//api/models/atasets/..." from "https://host/" and gets a 404) the course strips, as the
+    # table says: tests/test_corpus_download.py downloads through "http://host/".
     mirror = _setting("HF_ENDPOINT")
     assert mirror.count("/") == 2 and not mirror.endswith("/"), mirror
-    assert "末尾不要加 /" in _section() and CORPUS_DATASET in _section()
+    assert "末尾多写的 / 由课程去掉" in _section() and CORPUS_DATASET in _section()
     line, data = _download(hub, tmp_path, guard)
     assert line == f"saved {data / CORPUS_FILENAME}"
     assert (data / CORPUS_FILENAME).read_bytes() == corpus_bytes

@@ -11,13 +11,14 @@ English sentence directly, which would draw English in the Chinese edition.
 from __future__ import annotations
 
 import ast
+import re
 import string
 from pathlib import Path
 
 import nbformat
 import pytest
 from babel.messages.pofile import read_po
-from test_zh_pictures import english_runs
+from test_zh_pictures import CODE, KEPT_NAMES, QUOTED, english_runs
 
 from transformer_course import viz
 from transformer_course.i18n import in_language
@@ -115,6 +116,38 @@ def test_no_english_sentence_is_drawn_straight_from_a_cell():
     assert leaks == []
 
 
+#: Formulas a cell draws as they are in both editions (their letters are symbols, not words).
+FORMULAS = {"‖∂loss/∂W1‖", "ln V"}
+
+
+def _lower_case_words(text: str) -> list[str]:
+    """English words in lower case ("activations", "key") outside code, quotes and kept names:
+    prose, unlike names such as "GELU" or "SiLU"."""
+    text = CODE.sub(" ", QUOTED.sub(" ", text))
+    return [
+        w
+        for w in re.findall(r"[A-Za-z]+", text)
+        if re.fullmatch(r"[a-z]{2,}", w) and w not in KEPT_NAMES
+    ]
+
+
+def test_no_english_word_is_drawn_straight_from_a_cell():
+    """One word is enough to leave a Chinese picture English: 13's title "activations" and 12's
+    axes "key" and "query" passed the two-word rule above."""
+    assert (
+        _lower_case_words("activations") == ["activations"]
+        and _lower_case_words("SiLU = x·σ(x)") == []
+    )
+    leaks = [
+        (stem, cell_id, text)
+        for stem, cell_id, tree in _code_cells()
+        if (stem, cell_id) not in NOT_YET
+        for text in _drawn_literals(tree)
+        if text not in FORMULAS and _lower_case_words(text)
+    ]
+    assert leaks == []
+
+
 def test_every_label_is_translated_keeps_its_fields_and_reads_as_chinese():
     with CATALOG.open("rb") as po:
         catalog = read_po(po)
@@ -146,3 +179,14 @@ def test_label_fills_fields_in_the_learners_language():
 def test_an_undeclared_label_is_refused_with_the_fix():
     with pytest.raises(ValueError, match="PLOT_LABELS"):
         viz.label("a label nobody declared")
+
+
+def test_printed_and_drawn_labels_are_one_lookup_over_one_registry():
+    from transformer_course import i18n
+    from transformer_course.i18n import printed
+
+    assert printed.label is viz.label is i18n.declared  # one function, one error path
+    assert printed.MESSAGES | PLOT_LABELS <= i18n.DECLARED
+    assert viz.label("reads") == printed.label("reads")  # a printed message draws as well
+    with pytest.raises(ValueError, match="MESSAGES.*PLOT_LABELS"):
+        printed.say("a message nobody declared")

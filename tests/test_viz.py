@@ -144,3 +144,25 @@ def test_a_token_axis_of_16_labels_every_token():
 def test_separate_scales_get_one_colour_bar_each():
     fig = viz.show_heatmaps(torch.rand(2, 4, 4), share_scale=False)
     assert len(fig.axes) == 4  # two heatmaps and their two colour bars
+
+
+def test_untrained_loss_draws_the_half_sigma_squared_curve_and_every_point():
+    fig = viz.plot_untrained_loss(
+        ([0.0, 1.0, 2.0], [0.0, 0.45, 1.9]), {"a": (0.5, 0.1), "b": (3.0, 4.0)}
+    )
+    ax = fig.axes[0]
+    (curve,) = ax.lines
+    xs, ys = curve.get_data()
+    np.testing.assert_allclose(ys, xs**2 / 2)
+    assert xs[-1] >= 3.0  # the curve reaches the last point
+    offsets = [np.asarray(collection.get_offsets()) for collection in ax.collections]
+    assert [len(o) for o in offsets] == [3, 1, 1]  # the sweep, then one point per model
+    np.testing.assert_allclose(
+        np.concatenate(offsets), [[0, 0], [1, 0.45], [2, 1.9], [0.5, 0.1], [3, 4]]
+    )
+    assert [t.get_text() for t in ax.get_legend().get_texts()][-2:] == ["a", "b"]
+
+
+def test_untrained_loss_rejects_a_sweep_of_unequal_lengths():
+    with pytest.raises(ValueError, match="as many σ"):
+        viz.plot_untrained_loss(([0.0, 1.0], [0.0]), {})

@@ -123,6 +123,14 @@ def test_the_wheel_holds_the_chinese_catalog_and_font_not_the_notebook_catalogs(
     assert not [n for n in names if n.endswith(".po")]  # translators' files stay in the repository
 
 
+def test_the_wheel_holds_the_chinese_sample_of_01b(wheel):
+    """01b's bytes per token on Chinese text reads ``zh_sample.txt`` beside its module."""
+    name = "transformer_course/tokenizer/byte_level/zh_sample.txt"
+    with zipfile.ZipFile(wheel) as archive:
+        text = archive.read(name).decode("utf-8")
+    assert text == (REPO / "lib" / name).read_text(encoding="utf-8")
+
+
 def test_chinese_feedback_and_roadmap_from_the_wheel_offline(offline_venv, tmp_path):
     code = (
         "import json\n"

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from transformer_course import bpe
+from transformer_course.tokenizer import byte_level as bpe
 from transformer_course.widgets import bpe_replay as br
 
 WORDS = {b"low": 5, b"lower": 2, b"widest": 3, b"newest": 6}

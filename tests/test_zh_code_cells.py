@@ -4,7 +4,7 @@ Every code cell of ``notebooks/zh/NN_x.ipynb`` has the same Python syntax tree a
 cell with the same id, except the set-up call's ``lang`` argument. Comments are not in the
 tree, so a comment may be translated through the catalog; a changed name, string or number is
 a failure. What a Chinese notebook prints in Chinese comes from the library (``_()``,
-:mod:`transformer_course.printed`), never from a forked cell.
+:mod:`transformer_course.i18n.printed`), never from a forked cell.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Runs now, without the notebooks: every argument error a learner can reach in the
 the data and training entry points and ``_checks`` goes through ``_()`` (a static scan); a
 sample of them, triggered in Chinese with the catalog in strict mode, reads as Chinese by the
 rule of ``tests/zh_english.py``; so do ``check_causal``'s reports and every label the notebooks
-print through :mod:`transformer_course.printed`. ``tests/test_zh_outputs.py`` applies the same
+print through :mod:`transformer_course.i18n.printed`. ``tests/test_zh_outputs.py`` applies the same
 rule to the stored outputs of the Chinese notebooks.
 """
 
@@ -25,11 +25,11 @@ from transformer_course.attention import MultiHeadAttention, scaled_dot_product_
 from transformer_course.causality import CausalityError, check_causal
 from transformer_course.feedforward import FeedForward
 from transformer_course.generate import generate
+from transformer_course.i18n.printed import MESSAGES, label, say
 from transformer_course.kv_cache import KVCache
 from transformer_course.model import GPT, GPTConfig, model_preset
 from transformer_course.norm import LayerNorm
 from transformer_course.positional import sinusoidal_encoding
-from transformer_course.printed import MESSAGES, label, say
 from transformer_course.train import TrainConfig, evaluate, train
 from transformer_course.viz.labels import label as viz_label
 
@@ -48,7 +48,7 @@ LEARNER_MODULES = [
     "train/evaluation.py",
     "train/run.py",
     "model.py",
-    "attention.py",
+    "attention/__init__.py",
     "norm.py",
     "feedforward.py",
     "positional.py",
@@ -235,4 +235,4 @@ def _notebook_labels() -> dict[str, str]:
 
 def test_every_label_a_notebook_prints_is_declared():
     missing = {m: where for m, where in _notebook_labels().items() if m not in MESSAGES}
-    assert not missing, f"declare these in transformer_course.printed.MESSAGES: {missing}"
+    assert not missing, f"declare these in transformer_course.i18n.printed.MESSAGES: {missing}"

@@ -205,3 +205,77 @@ def test_the_chinese_readme_and_site_show_the_chinese_course_map():
     found = [n for n in site.edition_pictures(site.CHINESE) if (repo / n).exists()]
     assert found[0] == "images/zh/gpt_overview.png", found
     assert site.edition_pictures(site.ENGLISH)[0] == site.ROADMAP_NAMES[0]
+
+
+REPO = Path(__file__).resolve().parents[1]
+#: Stored pictures with no words at all, which the two editions may draw alike: (file, cell id).
+#: Empty: every picture of the course has a title, an axis label or a legend.
+WORDLESS: set[tuple[str, str]] = set()
+
+
+def _stored_pictures(notebook: Path) -> dict[tuple[str, int], bytes]:
+    """Every PNG a notebook stores, decoded: (cell id, output index) -> bytes."""
+    import base64
+
+    import nbformat
+
+    return {
+        (cell.id, index): base64.b64decode(output["data"]["image/png"])
+        for cell in nbformat.read(notebook, as_version=4).cells
+        if cell.cell_type == "code"
+        for index, output in enumerate(cell.get("outputs", []))
+        if "image/png" in output.get("data", {})
+    }
+
+
+def _same_picture(english: bytes, chinese: bytes) -> bool:
+    """Byte for byte, or pixel for pixel (the same picture written twice)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    if english == chinese:
+        return True
+    a, b = (np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")) for png in (english, chinese))
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def test_no_stored_chinese_picture_is_the_english_one():
+    """A Chinese picture equal to its English one draws English words (13's activations once did)."""
+    same, compared = [], 0
+    for chinese_notebook in sorted((REPO / "notebooks" / "zh").glob("[0-9]*.ipynb")):
+        english = _stored_pictures(REPO / "notebooks" / chinese_notebook.name)
+        for key, png in _stored_pictures(chinese_notebook).items():
+            if key in english and (chinese_notebook.stem, key[0]) not in WORDLESS:
+                compared += 1
+                if _same_picture(english[key], png):
+                    same.append((chinese_notebook.name, *key))
+    for chinese_image in sorted((REPO / "images" / "zh").rglob("*.png")):
+        english_image = REPO / "images" / chinese_image.relative_to(REPO / "images" / "zh")
+        if english_image.exists():
+            compared += 1
+            if _same_picture(english_image.read_bytes(), chinese_image.read_bytes()):
+                same.append((str(chinese_image.relative_to(REPO)), "", 0))
+    assert compared > 50  # the scan sees the pictures
+    assert same == [], "draw these pictures' words with viz.label (re-record the Chinese notebook)"
+
+
+def test_the_picture_comparison_sees_a_copy_and_a_change():
+    import io
+
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    def drawn(title: str) -> bytes:
+        fig, ax = plt.subplots(figsize=(2, 1))
+        ax.set_title(title)
+        png = render(fig, "png")
+        plt.close(fig)
+        return png
+
+    english, chinese = drawn("activations"), drawn("激活函数")
+    rewritten = io.BytesIO()
+    Image.open(io.BytesIO(english)).save(rewritten, format="PNG", optimize=True)  # other bytes
+    assert rewritten.getvalue() != english and _same_picture(english, rewritten.getvalue())
+    assert not _same_picture(english, chinese)

@@ -8,11 +8,12 @@ embedding table and adds the sinusoidal positional encoding of 03: the shared st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
 
+from . import _checks as check
 from . import positional, tokenizer
 from .data import corpus_token_ids, get_batch
 
@@ -32,6 +33,21 @@ class CourseBatch:
     positional: torch.Tensor  # (T, C)
     embedded: torch.Tensor  # (B, T, C) token embeddings only
     inputs: torch.Tensor  # (B, T, C) token embeddings + positional encoding
+
+    def crop(self, T: int) -> CourseBatch:
+        """The same batch cut to the first ``T`` tokens of every window (introduced in 04_qkv:
+        04–08 take T = 12, so that T differs from the head size D = 16 and every printed shape
+        tells a (T, T) matrix from a (T, D) one). Position t keeps its token and its encoding."""
+        T = check.integer("T", T, minimum=1, maximum=self.x.shape[1])
+        return replace(
+            self,
+            x=self.x[:, :T],  # (B, T)
+            y=self.y[:, :T],  # (B, T)
+            tokens=[row[:T] for row in self.tokens],
+            positional=self.positional[:T],  # (T, C)
+            embedded=self.embedded[:, :T],  # (B, T, C)
+            inputs=self.inputs[:, :T],  # (B, T, C)
+        )
 
 
 def course_batch(

@@ -1,5 +1,5 @@
 """Stanford CS336 assignment 1's tokenizer adapters, answered by the course's byte-level BPE
-(``transformer_course.bpe``, introduced in 01b_byte_level_bpe).
+(``transformer_course.tokenizer.byte_level``, introduced in 01b_byte_level_bpe).
 
 CS336's tests (MIT licence, github.com/stanford-cs336/assignment1-basics) are not copied here:
 ``run_cs336.py`` runs them from a checkout of that repository with this module as their
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 import regex
 
-from transformer_course import bpe
+from transformer_course.tokenizer import byte_level as bpe
 
 #: GPT-2's pre-tokenizer (tiktoken's ``gpt2`` / ``r50k_base`` pattern).
 GPT2_PATTERN = (

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -97,10 +98,27 @@ def _failure_reason(exc: BaseException) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
+def _endpoint_without_trailing_slash() -> None:
+    """Strip a trailing ``/`` from ``HF_ENDPOINT`` (a mirror is often written so): ``datasets``
+    joins it with ``/datasets/…`` as it is, and the ``//`` path that makes is a 404
+    (``huggingface_hub`` strips it itself). Done in the environment before ``datasets`` reads it,
+    and in ``datasets.config`` when it has already read it."""
+    endpoint = os.environ.get("HF_ENDPOINT", "")
+    if endpoint.endswith("/"):
+        os.environ["HF_ENDPOINT"] = endpoint.rstrip("/")
+    config = sys.modules.get("datasets.config")
+    if config is not None and config.HF_ENDPOINT.endswith("/"):
+        config.HF_ENDPOINT = config.HF_ENDPOINT.rstrip("/")
+        config.HUB_DATASETS_URL = (
+            config.HF_ENDPOINT + "/datasets/{repo_id}/resolve/{revision}/{path}"
+        )
+
+
 def hub_text(progress: bool | None = None, fresh: bool = False) -> str:
     """The corpus as ``datasets.load_dataset`` gives it from the Hub: one document, line breaks
     kept (``sample_by="document"``), cached under ``~/.cache/huggingface``; ``fresh=True``
-    downloads again instead of reusing that cache."""
+    downloads again instead of reusing that cache. ``HF_ENDPOINT`` may end with ``/``."""
+    _endpoint_without_trailing_slash()
     from datasets import load_dataset
 
     with datasets_output(progress):

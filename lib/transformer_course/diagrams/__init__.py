@@ -21,7 +21,8 @@ strings stay as they are. ``make images`` writes the Chinese diagrams into ``ima
 (README.zh-CN.md's course map); ``tools/i18n.py build`` draws the Chinese roadmap cells.
 
 *Numbers.* Every shape comes from :data:`COURSE` (B=4, T=16, C=64, H=4, D=16, 8 blocks,
-V = 3,771 compact or 100,070 full), the numbers the notebooks print.
+V = 3,771 compact or 100,070 full), the numbers the notebooks print; the attention diagrams of
+04–08 from :data:`ATTENTION_EXAMPLE` (the same but T = 12, so T ≠ D).
 
 *How notebooks show pictures (the choice).* Every picture a notebook shows is a stored
 *cell output*: the roadmap cell right after each notebook's setup cell runs
@@ -58,11 +59,12 @@ from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .flash_tiles import flash_tile_grid
 from .gpt import gpt_overview, training_loop
-from .numbers import COURSE, NOTEBOOKS, CourseNumbers
+from .numbers import ATTENTION_EXAMPLE, COURSE, NOTEBOOKS, CourseNumbers
 from .query_row import query_row_steps
 from .roadmap import roadmap_strip
 
 __all__ = [
+    "ATTENTION_EXAMPLE",
     "COURSE",
     "NOTEBOOKS",
     "CourseNumbers",

@@ -1,5 +1,6 @@
 """Attention diagrams: multi-head attention step by step (04–08) and the attention formula with
-every symbol's shape (04, 05), drawn by ``make images`` (see the package's docstring).
+every symbol's shape (04, 05), drawn by ``make images`` (see the package's docstring), in the
+numbers of 04–08's running example (:data:`.numbers.ATTENTION_EXAMPLE`: T = 12 ≠ D = 16).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .base import (
     note,
     title,
 )
-from .numbers import COURSE, CourseNumbers
+from .numbers import ATTENTION_EXAMPLE, CourseNumbers
 
 
 def _badge(ax, b: Box, tag: str) -> None:
@@ -159,7 +160,7 @@ def _mix_and_project(ax, n: CourseNumbers, x: float, softmax_box: Box, v: Box) -
 
 
 @localised
-def multi_head_attention_steps(numbers: CourseNumbers = COURSE) -> Figure:
+def multi_head_attention_steps(numbers: CourseNumbers = ATTENTION_EXAMPLE) -> Figure:
     """(c) Multi-head attention step by step, the shape after every step (seed 000's empty
     headings 6.2–6.6 as one picture): project, split heads, QKᵀ, scale, mask, softmax, @V,
     concatenate, W_O."""
@@ -304,7 +305,7 @@ def _formula_labels(n: CourseNumbers, symbols: list) -> list:
 
 
 @localised
-def attention_formula(numbers: CourseNumbers = COURSE) -> Figure:
+def attention_formula(numbers: CourseNumbers = ATTENTION_EXAMPLE) -> Figure:
     """(d) softmax(QKᵀ/√d_k + M) V with every symbol annotated with its shape in the course's
     numbers (introduced in 04_qkv, computed step by step in 05–08)."""
     n = numbers

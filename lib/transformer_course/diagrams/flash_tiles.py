@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from ..flash_attention import tile_grid
+from ..attention.flash import tile_grid
 from ..i18n import _
 from .base import EDGE, PALETTE, box, canvas, localised, note, title
 from .numbers import COURSE

@@ -1,7 +1,8 @@
 """The numbers every diagram writes on its arrows, and the course's notebooks by name.
 
 Introduced in 00_setup (the course map): :data:`COURSE` holds the sizes of the course's model
-(the shapes the notebooks print), :data:`NOTEBOOKS` the short name of each notebook.
+(the shapes the notebooks print), :data:`ATTENTION_EXAMPLE` those of 04–08's windows of 12
+tokens, :data:`NOTEBOOKS` the short name of each notebook.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ class CourseNumbers:
 
 COURSE = CourseNumbers()
 
+#: The running example of the attention notebooks 04–08: the course batch cut to windows of
+#: T = 12 tokens (``embedding.course_batch(seed=0).crop(12)``), so that T differs from the head
+#: size D = 16 and every shape they print and draw tells a (T, T) matrix from a (T, D) one.
+ATTENTION_EXAMPLE = CourseNumbers(T=12)
+
 #: Every notebook and its short name, in course order (the roadmap's banner uses them; their
 #: Chinese names, the titles of notebooks/zh/, are in the catalog: ``roadmap.notebook_title``).
 NOTEBOOKS: dict[str, str] = {
@@ -60,4 +66,5 @@ NOTEBOOKS: dict[str, str] = {
     "13": NC_("notebook title", "Modern blocks"),
     "14": NC_("notebook title", "Encoder-decoder"),
     "15": NC_("notebook title", "FlashAttention"),
+    "16": NC_("notebook title", "Induction heads"),
 }

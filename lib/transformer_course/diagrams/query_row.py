@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from ..i18n import _
 from .base import EDGE, PALETTE, arrow, badge, box, canvas, localised, mono_family, note, title
-from .numbers import COURSE
+from .numbers import ATTENTION_EXAMPLE
 
 #: The steps of one query row, in course order, each with the notebook that adds it.
 QUERY_ROW_STAGES: dict[str, str] = {
@@ -44,6 +44,7 @@ class QueryRow:
     weights: torch.Tensor  # (n_keys,)
     values: torch.Tensor  # (n_keys, n_dims)
     output: torch.Tensor  # (n_dims,)
+    window: int = ATTENTION_EXAMPLE.T  # T, the tokens of the window the row was computed on
 
 
 def query_row(
@@ -51,17 +52,18 @@ def query_row(
 ) -> QueryRow:
     """The numbers of the query-row schematic, computed by the library on the course's batch.
 
-    The same tensors as notebooks 04–08: ``embedding.course_batch(seed)``, window 0, and
+    The same tensors as notebooks 04–08: ``embedding.course_batch(seed).crop(12)`` (windows of
+    T = 12 tokens, :data:`.numbers.ATTENTION_EXAMPLE`), window 0, and
     W_Q, W_K, W_V drawn as three ``nn.Linear(64, 64)`` right after ``torch.manual_seed(seed)``,
     split into 4 heads. The global random state is left as it was."""
     from torch import nn
 
     from .. import attention, embedding
 
-    batch = embedding.course_batch(seed=seed)
+    batch = embedding.course_batch(seed=seed).crop(ATTENTION_EXAMPLE.T)
     x = batch.inputs[:1]  # (1, T, C) window 0
     T, C = x.shape[1], x.shape[2]
-    n_heads = COURSE.H
+    n_heads = ATTENTION_EXAMPLE.H
     if not 0 <= query < T or not 0 < n_keys <= T or not 0 <= head < n_heads:
         raise ValueError(f"need 0 <= query < {T}, 0 < n_keys <= {T}, 0 <= head < {n_heads}")
     with torch.random.fork_rng(devices=[]), torch.no_grad():
@@ -89,6 +91,7 @@ def query_row(
         weights=weights[shown],
         values=v[shown, :n_dims],
         output=(weights @ v)[:n_dims],  # (T,) @ (T, D) -> (D,) first n_dims numbers
+        window=T,
     )
 
 
@@ -134,9 +137,10 @@ def _query_row_header(ax, r: QueryRow, width: float, height: float) -> list[floa
         ax,
         width / 2,
         height - 0.3,
-        _("One query row: window 0, head {head}, query {query} {token}, keys 0–{last}").format(
-            head=r.head, query=r.query, token=q_token, last=n - 1
-        ),
+        _(
+            "One query row: window 0 (T = {T} tokens), head {head} (D = {D}), "
+            "query {query} {token}, keys 0–{last}"
+        ).format(T=r.window, head=r.head, D=r.d_k, query=r.query, token=q_token, last=n - 1),
         fontsize=12.5,
     )
     xs = [_LABEL_W + _CELL * (j + 0.5) for j in range(n)]

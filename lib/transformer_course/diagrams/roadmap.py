@@ -34,6 +34,7 @@ STRIP_LABELS: dict[str, tuple[str, str]] = {
     "13": (NC_("roadmap chip", "Modern"), "modern"),
     "14": (NC_("roadmap chip", "Enc-decoder"), "modern"),
     "15": (NC_("roadmap chip", "FlashAttention"), "modern"),
+    "16": (NC_("roadmap chip", "Induction"), "modern"),
 }
 #: The strip's texts: heading (whole course), heading (here), right-hand note.
 TEXTS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from .. import bpe
 from ..i18n import N_
+from ..tokenizer import byte_level as bpe
 from .build import build_exercise
 from .solutions.byte_level_bpe import encode_chunk, train_incremental, train_naive
 

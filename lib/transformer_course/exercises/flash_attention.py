@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from .. import flash_attention as flash
+from ..attention import flash
 from ..i18n import N_, _
 from . import Feedback, checker, report, unanswered
 from .build import build_exercise, compare_results

@@ -103,5 +103,16 @@ NOTES = frozenset(
             "log Σ e^(s); m + log ℓ, one per query, the only statistic FlashAttention saves; usually just logsumexp"
         ),
         N_("the backward pass rebuilds P = e^(S − L) tile by tile instead of storing it"),
+        N_(
+            "a head that attends to the token after the current token's previous occurrence and copies it: A B … A → B"
+        ),
+        N_("a head that attends from each token to the one just before it"),
+        N_(
+            "predicting better from what the context itself shows; here: loss on the repeat minus loss on the first copy"
+        ),
+        N_("an abrupt drop of the loss during training, when a circuit forms"),
+        N_(
+            "zeroing one part of a trained model (here one head's output) and measuring what changes"
+        ),
     }
 )

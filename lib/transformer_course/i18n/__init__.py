@@ -21,6 +21,9 @@ notebooks) or the environment variable ``TRANSFORMER_COURSE_LANG`` says otherwis
 error, so a Chinese notebook cannot print English feedback unnoticed: gettext hands a message it
 does not find to the catalog's fallback (:meth:`gettext.NullTranslations.add_fallback`), and ours
 raises :class:`MissingTranslation` there.
+
+The labels the notebooks' code cells print (``say``, ``label``) are declared in
+:mod:`transformer_course.i18n.printed`: ``from transformer_course.i18n.printed import say``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import contextlib
 import functools
 import gettext as _gettext
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: The languages of the course: short code -> (catalog folder, name shown to a learner).
@@ -191,3 +194,31 @@ def N_(message: str) -> str:
 def NC_(context: str, message: str) -> str:
     """:func:`N_` with a context: shown later with ``pgettext(context, message)``."""
     return message
+
+
+#: Every message a notebook cell shows by name: printed (``i18n.printed.say``/``.label``) or
+#: drawn on a picture (``viz.label``). One registry, filled by :func:`declare` where the two
+#: lists are written (``i18n.printed.MESSAGES``, ``viz.labels.PLOT_LABELS``) and read by :func:`declared`.
+DECLARED: set[str] = set()
+
+
+def declare(messages: Iterable[str]) -> frozenset[str]:
+    """Add ``messages`` (each marked with ``N_``) to :data:`DECLARED`; return them as a frozenset
+    (introduced in 00_setup)."""
+    group = frozenset(messages)
+    DECLARED.update(group)
+    return group
+
+
+def declared(message: str, /, **values: object) -> str:
+    """``message`` (in :data:`DECLARED`) in the learner's language, its named fields filled: the one
+    lookup behind ``printed.label`` and ``printed.say`` (00_setup) and ``viz.label`` (01_tokenization).
+    """
+    if message not in DECLARED:
+        raise ValueError(
+            f"{message!r} is not declared: add it to transformer_course.i18n.printed.MESSAGES (printed)"
+            " or transformer_course.viz.labels.PLOT_LABELS (drawn on a picture);"
+            " python tools/i18n.py lib-update then puts it in the catalog to translate"
+        )
+    translated = gettext(message)
+    return translated.format(**values) if values else translated

@@ -289,6 +289,50 @@ def bar_chart(
     return fig
 
 
+def plot_untrained_loss(
+    sweep: tuple[Sequence[float], Sequence[float]],
+    models: Mapping[str, tuple[float, float]],
+    *,
+    ax: Axes | None = None,
+    figsize: tuple[float, float] = (6.5, 3.8),
+) -> Figure:
+    """Untrained loss above ln V against the logit standard deviation σ (introduced in 10_logits_and_loss).
+
+    Draws the approximation σ²/2 as a curve, ``sweep`` = (σs, measured loss − ln V) as small
+    dots, and each of ``models`` (name -> (σ, loss − ln V)) as a larger point with its name.
+    """
+    sigmas, excess = to_numpy(sweep[0]), to_numpy(sweep[1])
+    if sigmas.shape != excess.shape:
+        raise ValueError(
+            _("sweep needs as many σ values as losses: {n} σ, {m} losses").format(
+                n=sigmas.size, m=excess.size
+            )
+        )
+    fig, ax = _new_axes(ax, figsize)
+    points = np.array(list(models.values()), dtype=float).reshape(-1, 2)  # (n_models, 2)
+    right = max(float(sigmas.max(initial=0.0)), float(points[:, 0].max(initial=0.0))) * 1.05 or 1.0
+    curve = np.linspace(0.0, right, 200)  # σ from 0 to past the last point
+    ax.plot(curve, curve**2 / 2, color="black", label=label("σ²/2"))
+    ax.scatter(
+        sigmas,
+        excess,
+        s=14,
+        color="tab:grey",
+        label=label("output layer drawn at other scales (measured)"),
+        zorder=3,
+    )
+    for (name, (sigma, gap)), colour in zip(
+        models.items(), seaborn.color_palette("deep", len(models)), strict=True
+    ):
+        ax.scatter([sigma], [gap], s=60, color=colour, edgecolor="black", label=name, zorder=4)
+    ax.set_xlabel(label("logit standard deviation σ"))
+    ax.set_ylabel(label("untrained loss − ln V (nats)"))
+    ax.set_title(label("ln V + σ²/2: the untrained loss against the spread of the logits"))
+    ax.legend(loc="upper left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
 #: Where a label may sit next to its point, in points (dx, dy, horizontal alignment), nearest first.
 _LABEL_SPOTS = [
     (4, 3, "left"),

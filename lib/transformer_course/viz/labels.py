@@ -8,19 +8,20 @@ a ``str.format`` template whose named fields are filled the same way in both lan
 ``viz.label("head {h}: the first digit", h=3)``.
 
 Every label is declared once, below, with ``N_()``, so ``tools/i18n.py lib-update`` puts it in the
-library catalog; ``label`` refuses a text that is not declared here, so a label added to a notebook
+library catalog; ``label`` (one function with ``printed.label``, over one registry,
+``i18n.DECLARED``) refuses a text that is not declared, so a label added to a notebook
 cannot skip the catalog. Code identifiers, numbers and token strings are not labels: they stay as
 they are and need no entry.
 """
 
 from __future__ import annotations
 
-from ..i18n import N_, _
+from ..i18n import N_, declare, declared
 
 __all__ = ["PLOT_LABELS", "label"]
 
 #: Every title, axis label and legend entry a notebook cell draws, by the notebook that first uses it.
-PLOT_LABELS = frozenset(
+PLOT_LABELS = declare(
     {
         # 01_tokenization
         N_("symbol (in order of first appearance)"),
@@ -73,7 +74,7 @@ PLOT_LABELS = frozenset(
         N_("positional encoding"),
         N_("input = sum"),
         # 04_qkv
-        N_("the same 16 tokens, three projections"),
+        N_("the same {T} tokens, three projections"),
         N_("column (0..63)"),
         N_("token"),
         N_("Q (window 0)"),
@@ -109,7 +110,7 @@ PLOT_LABELS = frozenset(
         N_("masked scores, head 0"),
         N_("softmax weights, head 0"),
         # 08_v_attention
-        N_("[16, 64] in, [16, 64] out"),
+        N_("[{T}, {C}] in, [{T}, {C}] out"),
         N_("feature"),
         N_("input x (window 0)"),
         N_("concatenated heads"),
@@ -148,6 +149,13 @@ PLOT_LABELS = frozenset(
         N_("−log p(true next), window 0"),
         N_("loss (nats; the axis is zoomed in)"),
         N_("cross-entropy at every position, untrained model"),
+        N_("logit standard deviation σ"),
+        N_("untrained loss − ln V (nats)"),
+        N_("ln V + σ²/2: the untrained loss against the spread of the logits"),
+        N_("σ²/2"),
+        N_("output layer drawn at other scales (measured)"),
+        N_("untied, V = {V:,}"),
+        N_("tied, V = {V:,}"),
         # 11_training
         N_("train (mean of {window} steps, dropout on)"),
         N_("validation (whole split, dropout off)"),
@@ -189,6 +197,7 @@ PLOT_LABELS = frozenset(
         N_("top-p = {p_top}: keep tokens until the running total reaches p"),
         N_("running total"),
         # 13_modern_blocks
+        N_("activations"),
         N_("word frequencies only ({unigram:.2f})"),
         N_("same steps, same batches"),
         N_("training loss (10-step mean)"),
@@ -221,17 +230,20 @@ PLOT_LABELS = frozenset(
         N_("PyTorch SDPA"),
         N_("MiB saved for backward"),
         N_("Memory kept for the backward pass, one head, d = 64"),
+        # 16_induction_heads (plot_toy_run; the notebook's own labels follow)
+        N_("repeat loss"),
+        N_("training step"),
+        N_("repeat loss (nats)"),
+        N_("induction score"),
+        N_("phase change (step {step})"),
+        N_("filler"),
+        N_("first copy"),
+        N_("repeat"),
+        # 16_induction_heads (the notebook's own)
+        N_("layer 1, probe row 0 (filler {f}, period {p})"),
     }
 )
 
 
-def label(text: str, /, **values: object) -> str:
-    """``text`` (declared in :data:`PLOT_LABELS`) in the learner's language, its fields filled
-    (introduced in 01_tokenization)."""
-    if text not in PLOT_LABELS:
-        raise ValueError(
-            f"{text!r} is not a declared plot label: add it to transformer_course.viz.labels.PLOT_LABELS"
-            " (python tools/i18n.py lib-update then puts it in the catalog to translate)"
-        )
-    translated = _(text)
-    return translated.format(**values) if values else translated
+#: ``viz.label("validation loss")``: the same lookup as ``printed.label``, one registry for both lists.
+label = declared

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import _checks
-from ..bpe.tokenizer import encode_chunk
-from ..bpe.training import Pair, pretokenize, vocab_from_merges
 from ..i18n import _
+from ..tokenizer.byte_level.tokenizer import encode_chunk
+from ..tokenizer.byte_level.training import Pair, pretokenize, vocab_from_merges
 from .tokens import PALETTE, TokenPiece, _show, tiktoken_pieces
 
 __all__ = ["ReplayStep", "replay_html", "replay_step", "replay_widget"]

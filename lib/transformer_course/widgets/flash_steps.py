@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
-from ..flash_attention import online_softmax_steps
+from ..attention.flash import online_softmax_steps
 from ..i18n import _
 from . import figure_output
 

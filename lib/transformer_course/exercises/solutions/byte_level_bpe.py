@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ...bpe import merge_ids, most_frequent_pair
+from ...tokenizer.byte_level import merge_ids, most_frequent_pair
 
 
 def train_naive(word_counts: dict[bytes, int], n_merges: int) -> list[tuple[int, int]]:

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from ...flash_attention import flash_forward as library_flash_forward
+from ...attention.flash import flash_forward as library_flash_forward
 
 
 def online_softmax(x: torch.Tensor, block: int) -> torch.Tensor:

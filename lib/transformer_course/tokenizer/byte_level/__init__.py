@@ -7,6 +7,8 @@ GPT-4's cl100k_base rebuilt from tiktoken's ranks, id for id (introduced in 01b_
 - :mod:`.tokenizer`: ``Tokenizer`` (``encode``, ``decode``, ``encode_iterable``),
   ``recover_merges``, ``cl100k_base()``.
 - :mod:`.compression`: bytes per token on the book and on Chinese text, and its plot.
+
+The notebook imports it as ``from transformer_course.tokenizer import byte_level as bpe``.
 """
 
 from .compression import bytes_per_token, chinese_sample, plot_bytes_per_token

@@ -1,4 +1,5 @@
-"""FlashAttention in pure PyTorch, built on a CPU (introduced in 15_flash_attention).
+"""FlashAttention in pure PyTorch, built on a CPU (introduced in 15_flash_attention): attention
+computed tile by tile, the kernel behind :func:`transformer_course.attention.use_flash_attention`.
 
 Attention as 05–08 build it forms the T × T matrix of scores, softmaxes it and multiplies by V.
 FlashAttention never forms it: key tiles stream past each query tile through an *online softmax*
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import _checks as check
+from .. import _checks as check
 
 __all__ = [
     "FlashAttentionFunction",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..i18n import _
+from ...i18n import _
 
 
 def chinese_sample() -> str:

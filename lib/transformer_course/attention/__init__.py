@@ -7,7 +7,8 @@ The pieces, in the order the course builds them:
 * :func:`softmax` — the numerically stable softmax, fully masked rows -> 0 (07_softmax).
 * :func:`scaled_dot_product_attention` — softmax(Q Kᵀ · scale + mask) V (05–08).
 * :class:`MultiHeadAttention` — projections, heads, attention, output projection (08).
-* :func:`use_flash_attention` — route a model's attention through the tiled kernel (15).
+* :func:`use_flash_attention` — route a model's attention through the tiled kernel of
+  :mod:`.flash`, FlashAttention built by hand (15_flash_attention).
 
 Masks follow :func:`torch.nn.functional.scaled_dot_product_attention`: a boolean
 tensor where True means "this query may look at this key".
@@ -21,11 +22,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _checks as check
-from .flash_attention import flash_attention
-from .i18n import N_, _
-from .kv_cache import KVCache
-from .positional import apply_rope, check_rope_head_size
+from .. import _checks as check
+from ..i18n import N_, _
+from ..kv_cache import KVCache
+from ..positional import apply_rope, check_rope_head_size
+from .flash import flash_attention
 
 __all__ = [
     "MultiHeadAttention",

@@ -6,19 +6,20 @@ cell (the Chinese notebooks run the English code; only the set-up call's languag
 ``label("reads")`` returns a word for a table header instead of printing it.
 
 Every message is declared once, below, with ``N_()``, so ``tools/i18n.py lib-update`` puts it in
-the library catalog; ``say`` and ``label`` refuse a message that is not declared here, so a label
+the library catalog; ``say`` and ``label`` (one lookup with ``viz.label``, ``i18n.declared``)
+refuse a message that is not declared, so a label
 added to a notebook cannot skip the catalog. The message is a ``str.format`` template with named
 fields: the numbers and token strings are formatted the same way in both languages.
 """
 
 from __future__ import annotations
 
-from .i18n import N_, _
+from . import N_, declare, declared
 
 __all__ = ["MESSAGES", "label", "say"]
 
 #: Every label a notebook prints through :func:`say` or :func:`label`, by notebook.
-MESSAGES = frozenset(
+MESSAGES = declare(
     {
         # 00_setup
         N_("SHA-256 matches the course's: {matches}"),
@@ -276,14 +277,18 @@ MESSAGES = frozenset(
         N_("allowed pairs: {allowed} of {total}"),
         N_("attention layer:       {report}"),
         N_("causal mask"),
-        N_("given our mask as is: query 0 puts {weight:.4f} of its weight on the future keys 1–15"),
+        N_(
+            "given our mask as is: query 0 puts {weight:.4f} of its weight on the future keys 1–{last}"
+        ),
         N_(
             "library weights == by hand ✓   library output == F.scaled_dot_product_attention(is_causal=True) ✓"
         ),
         N_("middle layer unmasked: {ok} ({n} leaking (output, input) pairs)"),
         N_("nn.MultiheadAttention given ~mask: weight on future keys {weight}"),
         N_("no mask"),
-        N_("padded queries 10–15: in every head their weight on the real keys 0–9 sums to 1 ✓"),
+        N_(
+            "padded queries {first}–{last}: in every head their weight on the real keys 0–{real} sums to 1 ✓"
+        ),
         N_("padding mask: {pad}  combined: {both}"),
         N_("row 0 of head 0: {row}"),
         N_("scores + additive mask == masked_fill (bit for bit): {same}"),
@@ -291,7 +296,7 @@ MESSAGES = frozenset(
         N_("upper triangle all zero: {zero}"),
         N_("weight on padded keys of window 1: {weight}"),
         N_("window 1 with padding == window 1 cut to its 10 real tokens ✓"),
-        N_("{name:12s}: output of position 3 moved by {moved:.4f} when token 15 changed"),
+        N_("{name:12s}: output of position 3 moved by {moved:.4f} when token {last} changed"),
         # 07_softmax
         N_("attention.softmax: {weights}"),
         N_("entropy"),
@@ -307,13 +312,13 @@ MESSAGES = frozenset(
         ),
         N_("stable softmax:      {stable}"),
         N_("torch.softmax:     {weights}"),
-        N_("uniform entropy log 16 = {value}"),
+        N_("uniform entropy log {T} = {value}"),
         # 08_v_attention
         N_("by hand == attention.MultiHeadAttention ✓   == F.scaled_dot_product_attention ✓"),
         N_("by hand == attention.merge_heads ✓   head 1 == columns 16..31 ✓"),
         N_("by hand == nn.MultiheadAttention ✓"),
         N_("concat: {concat}  out: {out}"),
-        N_("distance to the previous row, t = 1…15: {values}"),
+        N_("distance to the previous row, t = 1…{last}: {values}"),
         N_("every coordinate of every output lies between the visible values' min and max ✓"),
         N_("o_3 == Σ_j w_3j v_j ✓  (only j ≤ 3 contribute: {weights} )"),
         N_("per-head outputs: {heads}"),
@@ -323,7 +328,7 @@ MESSAGES = frozenset(
         ),
         N_("tokens as columns, Vᵀ Wᵀ == (W V)ᵀ ✓"),
         N_("weight on itself, per head:       {values}"),
-        N_("weight on the 15 others, per head: {values}"),
+        N_("weight on the {n} others, per head: {values}"),
         N_("weights: {weights}  V: {v}"),
         # 09_transformer_block
         N_("BatchNorm buffers: {values}"),
@@ -621,18 +626,34 @@ MESSAGES = frozenset(
         N_("{kernel}: loss {loss:.4f}, generated {tokens}"),
         N_("{name} error {error} ✓"),
         N_("{name}: within 3e-2 of float32 ✓"),
+        # 16_induction_heads (the notebook's own)
+        N_("induction score"),
+        N_("repeat loss"),
+        N_("induction score {ind:.2f}   previous-token score {prev:.2f}"),
+        N_("filler ({n} tokens): {ids}"),
+        N_("first copy ({n} tokens): {ids}"),
+        N_("repeat: {ids}"),
+        N_("induction ≥ 0.5 first at step {step}"),
+        N_("step 2000: induction {ind:.2f}, repeat loss {rep:.2f}, first-copy loss {first:.2f}"),
+        N_("1 layer, step 2000: repeat loss {rep:.2f}, best induction score {ind:.2f}"),
+        N_("repeat loss increase"),
+        N_("induction after"),
+        N_("attention at offset 1"),
+        N_(
+            "no-filler probe: repeat loss {a:.2f}   filler probe: repeat loss {b:.2f} (ln 64 = {lnV:.2f})"
+        ),
+        N_("previous-token score"),
+        N_("first-copy loss {first:.2f}   repeat loss {rep:.2f}"),
+        N_("phase change at step"),
+        N_("first-copy loss"),
+        N_("seed"),
+        N_("equal weights on the past: previous-token score {prev:.2f}, induction score {ind:.2f}"),
     }
 )
 
 
-def label(message: str, /, **values: object) -> str:
-    """``message`` (declared in :data:`MESSAGES`) in the learner's language, its fields filled."""
-    if message not in MESSAGES:
-        raise ValueError(
-            f"{message!r} is not declared in transformer_course.printed.MESSAGES: add it there"
-            " (python tools/i18n.py lib-update puts it in the catalog to translate)"
-        )
-    return _(message).format(**values) if values else _(message)
+#: ``label("reads")``: a declared message in the learner's language, fields filled (not printed).
+label = declared
 
 
 def say(message: str, /, *, end: str = "\n", **values: object) -> None:

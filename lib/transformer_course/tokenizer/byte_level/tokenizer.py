@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from ..i18n import _
+from ...i18n import _
 from .training import CL100K_PATTERN, Pair, merge_ids, vocab_from_merges
 
 
@@ -203,7 +203,7 @@ def from_ranks(
 @functools.cache
 def cl100k_base() -> Tokenizer:
     """GPT-4's tokenizer rebuilt from tiktoken's cached cl100k_base ranks (a few seconds once)."""
-    from ..tokenizer import get_encoding
+    from .. import get_encoding
 
     encoding = get_encoding("cl100k_base")
     # tiktoken keeps the ranks, pattern and specials in these attributes (minbpe reads them too).

@@ -4,6 +4,9 @@
 ``get_encoding`` is tiktoken's own ``get_encoding``; it reads the BPE ranks from
 ``$TIKTOKEN_CACHE_DIR`` when set (the course's ``data/tiktoken_cache`` when not),
 and downloads them once when online.
+
+The byte-level BPE of 01b_byte_level_bpe (trained on UTF-8 bytes; cl100k_base rebuilt from its
+ranks) is the subpackage :mod:`.byte_level`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 
 import tiktoken
 
-from .machine import data_dir
+from ..machine import data_dir
 
 TIKTOKEN_ENV_VAR = "TIKTOKEN_CACHE_DIR"
 
