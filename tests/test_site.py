@@ -125,14 +125,14 @@ def test_progress_bar_widget_shows_how_it_ended():
 def test_links_to_repository_files_go_to_github():
     staged = {"notebooks/01_tokenization.ipynb", "README.md"}
     text = (
-        "[next](01_tokenization.ipynb#goals) [lib](../lib/transformer_course/attention.py) "
+        "[next](01_tokenization.ipynb#goals) [lib](../lib/transformer_course/model.py) "
         f"[web](https://example.org) ![badge]({course_site.COLAB_BADGE_URL})"
     )
     out = course_site.rewrite_links(
         text, "notebooks/00_setup.ipynb", staged, "https://github.com/o/n"
     )
     assert "[next](01_tokenization.ipynb#goals)" in out
-    assert "[lib](https://github.com/o/n/blob/main/lib/transformer_course/attention.py)" in out
+    assert "[lib](https://github.com/o/n/blob/main/lib/transformer_course/model.py)" in out
     assert "[web](https://example.org)" in out
     assert f"![badge](../{course_site.LOCAL_BADGE})" in out
 
@@ -150,7 +150,7 @@ def test_chinese_links_are_rewritten_for_the_staged_layout():
     text = (
         "[前一个](05_scale.ipynb#goals) ![图](../../images/gpt_overview.png) "
         '<img src="../../images/gpt_overview.png"> [术语](../../GLOSSARY.md) '
-        "[来源](../../SOURCES.md#seeds) [库](../../lib/transformer_course/attention.py)\n"
+        "[来源](../../SOURCES.md#seeds) [库](../../lib/transformer_course/model.py)\n"
         "```python\nprint('[not a link](../../SOURCES.md)')\n```\n"
     )
     out = course_site.rewrite_links(
@@ -161,7 +161,7 @@ def test_chinese_links_are_rewritten_for_the_staged_layout():
     assert '<img src="../images/gpt_overview.png">' in out
     assert "[术语](../GLOSSARY.md)" in out
     assert '<a href="../../SOURCES.html#seeds">来源</a>' in out, "the English page, as raw HTML"
-    assert "[库](https://github.com/o/n/blob/main/lib/transformer_course/attention.py)" in out
+    assert "[库](https://github.com/o/n/blob/main/lib/transformer_course/model.py)" in out
     assert "[not a link](../../SOURCES.md)" in out, "code is left as written"
     landing = course_site.rewrite_links(
         "[English](README.md) [07](notebooks/zh/07_softmax.ipynb)",

@@ -150,6 +150,7 @@ def count_forward_path(config: GPTConfig | None = None) -> PathCount:
     for filename, functions in trace_forward(config).items():
         source = _Source(Path(filename))
         module = Path(filename).relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+        module = module.removesuffix(".__init__")  # a package's face is named after the package
         for first, executed in functions.items():
             if first not in source.functions:
                 continue  # a comprehension's or a lambda's code: counted with its function

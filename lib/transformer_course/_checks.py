@@ -215,24 +215,32 @@ INTEGER_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8
 
 
 def token_ids(name: str, value: object, vocab_size: int, *, shape: str = "[B, T]") -> torch.Tensor:
-    """A non-empty 2-D integer tensor of token ids in 0 … vocab_size − 1, as torch.long."""
+    """A non-empty 2-D integer tensor of token ids in 0 … vocab_size − 1, as torch.long. Every
+    forward pass calls it, so the passing case is one expression; the explanation is built only
+    when it fails (:func:`_reject_token_ids`)."""
+    fits = isinstance(value, torch.Tensor) and value.dtype in INTEGER_DTYPES and value.dim() == 2
+    if not (fits and value.numel() > 0 and 0 <= int(value.min()) <= int(value.max()) < vocab_size):
+        _reject_token_ids(name, value, vocab_size, shape)
+    return value.long()
+
+
+def _reject_token_ids(name: str, value: object, vocab_size: int, shape: str) -> None:
+    """Raise the error that says why ``value`` is not a batch of token ids (see :func:`token_ids`)."""
     if not isinstance(value, torch.Tensor) or value.dtype not in INTEGER_DTYPES:
         raise TypeError(
             _("{name} must hold integer token ids {shape}, got {what}").format(
                 name=name, shape=shape, what=_what(value)
             )
         )
-    if value.dim() != 2 or value.shape[1] == 0:
+    if value.dim() != 2 or value.numel() == 0:
         raise ValueError(
             _("{name} must have shape {wanted} with T ≥ 1, got {shape}").format(
                 name=name, wanted=shape, shape=tuple(value.shape)
             )
         )
     low, high = int(value.min()), int(value.max())
-    if low < 0 or high >= vocab_size:
-        raise ValueError(
-            _("{name} has ids in [{low}, {high}] but vocab_size is {vocab_size}").format(
-                name=name, low=low, high=high, vocab_size=vocab_size
-            )
+    raise ValueError(
+        _("{name} has ids in [{low}, {high}] but vocab_size is {vocab_size}").format(
+            name=name, low=low, high=high, vocab_size=vocab_size
         )
-    return value.long()
+    )

@@ -359,11 +359,7 @@ class GPT(nn.Module):
         of ``like``, if given) that fit into the context after ``start`` cached tokens."""
         ids = check.token_ids(name, ids, self.config.vocab_size)  # (B, T)
         if like is not None and ids.shape != like.shape:
-            raise ValueError(
-                _("{name} must have the same shape as idx, {like_shape}").format(
-                    name=name, like_shape=tuple(like.shape)
-                )
-            )
+            raise ValueError(_not_like_idx(name, like))
         if start + ids.shape[1] > self.config.context_length:
             raise ValueError(_too_long(name, ids.shape[1], start, self.config.context_length))
         return ids
@@ -392,6 +388,13 @@ class GPT(nn.Module):
                 ).format(start_pos=start_pos, cached=cached)
             )
         return cached
+
+
+def _not_like_idx(name: str, like: torch.Tensor) -> str:
+    """The error for targets whose shape is not idx's (see :meth:`GPT._check_ids`)."""
+    return _("{name} must have the same shape as idx, {like_shape}").format(
+        name=name, like_shape=tuple(like.shape)
+    )
 
 
 def _too_long(name: str, T: int, cached: int, context_length: int) -> str:

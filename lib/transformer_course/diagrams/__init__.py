@@ -59,6 +59,7 @@ from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
 from .flash_tiles import flash_tile_grid
 from .gpt import gpt_overview, training_loop
+from .induction import k_composition
 from .numbers import ATTENTION_EXAMPLE, COURSE, NOTEBOOKS, CourseNumbers
 from .query_row import query_row_steps
 from .roadmap import roadmap_strip
@@ -162,6 +163,7 @@ def all_diagrams() -> dict[str, Callable[[], Figure]]:
         "encoder_decoder": encoder_decoder,
         "llama_vs_classic": llama_vs_classic,
         "training_loop": training_loop,
+        "induction_k_composition": k_composition,
     }
     for number in NOTEBOOKS:
         diagrams[f"roadmap_{number}"] = lambda number=number: roadmap(number)
