@@ -222,6 +222,27 @@ class EncoderDecoder(nn.Module):
             x = block(x, mask)  # (B, S, C)
         return x
 
+    def _cached_length(self, cache: list[KVCache] | None, start_pos: int | None) -> int:
+        """How many answer tokens ``cache`` already holds (0 without one), after checking that
+        ``cache`` and ``start_pos`` fit :meth:`decode`'s contract; a mismatch raises ValueError."""
+        if cache is None and start_pos:
+            raise ValueError(_("start_pos > 0 needs the cache that holds the earlier tokens"))
+        if cache is not None and (
+            len(cache) != len(self.decoder) or not all(isinstance(c, KVCache) for c in cache)
+        ):
+            raise ValueError(
+                _("cache must come from model.new_cache(): one KVCache per decoder layer")
+            )
+        start = 0 if cache is None else cache[0].length
+        if start_pos is not None and start_pos != start:
+            raise ValueError(
+                _(
+                    "start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
+                    "feed each token once, in order"
+                ).format(start_pos=start_pos, start=start)
+            )
+        return start
+
     def decode(
         self,
         tgt_in: torch.Tensor,
@@ -244,22 +265,7 @@ class EncoderDecoder(nn.Module):
                     "{memory_batch}"
                 ).format(tgt_batch=tgt_in.shape[0], memory_batch=memory.shape[0])
             )
-        if cache is None and start_pos:
-            raise ValueError(_("start_pos > 0 needs the cache that holds the earlier tokens"))
-        if cache is not None and (
-            len(cache) != len(self.decoder) or not all(isinstance(c, KVCache) for c in cache)
-        ):
-            raise ValueError(
-                _("cache must come from model.new_cache(): one KVCache per decoder layer")
-            )
-        start = 0 if cache is None else cache[0].length  # answer tokens already cached
-        if start_pos is not None and start_pos != start:
-            raise ValueError(
-                _(
-                    "start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
-                    "feed each token once, in order"
-                ).format(start_pos=start_pos, start=start)
-            )
+        start = self._cached_length(cache, start_pos)  # answer tokens already cached
         mask = self.source_mask(src)  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, "tgt_in", start)  # (B, T, C)
         maps = []

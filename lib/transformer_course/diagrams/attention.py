@@ -251,6 +251,11 @@ def _formula_labels(n: CourseNumbers, symbols: list) -> list:
     """The label of each annotated symbol of the attention formula, in the course's numbers:
     (symbol, text, where the label sits, above the formula?)."""
     out, _equals, soft, q, kt, _divide, root, _plus, mask, _close, v = symbols
+    return _labels_above(n, out, q, root, v) + _labels_below(n, kt, mask, soft)
+
+
+def _labels_above(n: CourseNumbers, out, q, root, v) -> list:
+    """The labels above the formula (of the result, Q, √d_k and V), as in :func:`_formula_labels`."""
     hs = n.shape("B", "H", "T", "D")
     scores = n.shape("B", "H", "T", "T")
     return [
@@ -279,6 +284,13 @@ def _formula_labels(n: CourseNumbers, symbols: list) -> list:
             True,
         ),
         (v, _("V: values\n{heads}").format(heads=hs), (12.9, 5.2), True),
+    ]
+
+
+def _labels_below(n: CourseNumbers, kt, mask, soft) -> list:
+    """The labels below the formula (of Kᵀ, M and softmax), as in :func:`_formula_labels`."""
+    hs = n.shape("B", "H", "T", "D")
+    return [
         (
             kt,
             _("Kᵀ: keys {heads},\nlast two axes swapped:\n(B, H, D, T) = {shape}").format(

@@ -199,7 +199,14 @@ def _query_row_stage(
             edge=edge,
             linewidth=line,
         )
-    right = xs[-1] + _CELL / 2
+    _query_row_extras(ax, r, name, xs[-1] + _CELL / 2, y, h, edge=edge, line=line)
+
+
+def _query_row_extras(
+    ax, r: QueryRow, name: str, right: float, y: float, h: float, *, edge: str, line: float
+) -> None:
+    """What a stage shows right of its last key box (at x = ``right``): the weights' sum after
+    softmax, the output vector o after the weighted sum; the other stages show nothing."""
     if name == "softmax":
         note(
             ax,

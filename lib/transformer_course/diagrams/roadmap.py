@@ -77,6 +77,36 @@ def roadmap_strip(here: str | None = None, lang: str | None = None) -> Figure:
             return _roadmap_strip(here, shown)
 
 
+def _strip_heading(fig: Figure, ax, here: str | None, margin: float, y: float) -> None:
+    """The strip's top line at height ``y``: where the reader is (or the whole course) on the
+    left, the pointer to the whole model on the right."""
+    whole, you_are_here, whole_model = (_(text) for text in TEXTS)
+    heading = (
+        whole.format(count=len(NOTEBOOKS))
+        if here in (None, "00")
+        else you_are_here.format(number=here, title=notebook_title(here))
+    )
+    note(
+        ax,
+        margin,
+        y,
+        heading,
+        fontsize=12,
+        style="normal",
+        fontweight="bold",
+        colour="black",
+    )
+    note(
+        ax,
+        fig.get_figwidth() - margin,
+        y,
+        whole_model,
+        ha="right",
+        fontsize=9,
+        style="italic",
+    )
+
+
 def _roadmap_strip(here: str | None, lang: str) -> Figure:
     """The course as a strip of chips in rows of at most 8, ``here`` highlighted: the roadmap at the
     top of every notebook. Drawn at the size it is shown (about 1,000 px wide: a notebook's
@@ -91,31 +121,7 @@ def _roadmap_strip(here: str | None, lang: str) -> Figure:
     width = (9.92 - (per_row - 1) * gap) / per_row
     top_row = 0.30 + (rows - 1) * pitch
     fig, ax = canvas(margin * 2 + per_row * width + (per_row - 1) * gap, top_row + 0.68)
-    whole, you_are_here, whole_model = (_(text) for text in TEXTS)
-    heading = (
-        whole.format(count=len(NOTEBOOKS))
-        if here in (None, "00")
-        else you_are_here.format(number=here, title=notebook_title(here))
-    )
-    note(
-        ax,
-        margin,
-        top_row + 0.48,
-        heading,
-        fontsize=12,
-        style="normal",
-        fontweight="bold",
-        colour="black",
-    )
-    note(
-        ax,
-        fig.get_figwidth() - margin,
-        top_row + 0.48,
-        whole_model,
-        ha="right",
-        fontsize=9,
-        style="italic",
-    )
+    _strip_heading(fig, ax, here, margin, top_row + 0.48)
     for index, number in enumerate(NOTEBOOKS):
         row, column = divmod(index, per_row)
         x = margin + column * (width + gap) + width / 2

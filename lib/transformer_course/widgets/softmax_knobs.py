@@ -53,6 +53,21 @@ def softmax_with_temperature(scores: torch.Tensor, temperature: float = 1.0) -> 
     return attention.softmax(attention.divide_by_temperature(scores, temperature))  # (..., S)
 
 
+def _mark_masked_keys(ax, scores: torch.Tensor) -> None:
+    """Hatch a full-height grey bar (with a legend entry) over every ``-inf`` key of ``scores`` [S]."""
+    masked = [i for i, s in enumerate(scores.tolist()) if s == float("-inf")]
+    if masked:  # a masked key and a key with ~0 weight look alike as bars: mark the masked ones
+        ax.bar(
+            masked,
+            [1.0] * len(masked),
+            color="0.85",
+            hatch="//",
+            edgecolor="0.6",
+            label=_("masked key"),
+        )
+        ax.legend(loc="upper left")
+
+
 def temperature_view(
     scores: torch.Tensor, temperature: float = 1.0, tokens: Sequence[str] | None = None
 ) -> Figure | str:
@@ -75,17 +90,7 @@ def temperature_view(
     finite = int(torch.isfinite(scores).sum())
     fig, ax = plt.subplots(figsize=(9, 3.4), layout="constrained")
     ax.bar(range(scores.numel()), weights.numpy(), color="tab:green")
-    masked = [i for i, s in enumerate(scores.tolist()) if s == float("-inf")]
-    if masked:  # a masked key and a key with ~0 weight look alike as bars: mark the masked ones
-        ax.bar(
-            masked,
-            [1.0] * len(masked),
-            color="0.85",
-            hatch="//",
-            edgecolor="0.6",
-            label=_("masked key"),
-        )
-        ax.legend(loc="upper left")
+    _mark_masked_keys(ax, scores)
     labels = (
         [token_label(t) for t in tokens]
         if tokens is not None
