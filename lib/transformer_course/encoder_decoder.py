@@ -24,7 +24,7 @@ from .attention import MultiHeadAttention
 from .feedforward import FeedForward
 from .generate import beam_search_loop, decode_loop
 from .i18n import _
-from .kv_cache import KVCache
+from .kv_cache import KVCache, check_start_pos
 from .norm import LayerNorm
 from .positional import sinusoidal_encoding
 
@@ -233,15 +233,7 @@ class EncoderDecoder(nn.Module):
             raise ValueError(
                 _("cache must come from model.new_cache(): one KVCache per decoder layer")
             )
-        start = 0 if cache is None else cache[0].length
-        if start_pos is not None and start_pos != start:
-            raise ValueError(
-                _(
-                    "start_pos ({start_pos}) must equal the number of cached tokens ({start}): "
-                    "feed each token once, in order"
-                ).format(start_pos=start_pos, start=start)
-            )
-        return start
+        return check_start_pos(start_pos, 0 if cache is None else cache[0].length)
 
     def decode(
         self,

@@ -32,6 +32,19 @@ from .machine import evaluating, synchronize
 __all__ = ["KVCache", "cache_bytes", "decode_step_times", "new_cache"]
 
 
+def check_start_pos(start_pos: int | None, cached: int) -> int:
+    """The rule every cached forward pass keeps (12_generation, 14_encoder_decoder): an explicit
+    ``start_pos`` must equal the number of tokens the cache already holds; returns that number."""
+    if start_pos is not None and start_pos != cached:
+        raise ValueError(
+            _(
+                "start_pos ({start_pos}) must equal the number of cached tokens ({cached}): "
+                "feed each token once, in order"
+            ).format(start_pos=start_pos, cached=cached)
+        )
+    return cached
+
+
 @dataclass
 class KVCache:
     """One attention layer's cached keys and values (introduced in 12_generation).

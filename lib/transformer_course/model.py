@@ -24,7 +24,7 @@ from . import _checks as check
 from .attention import MultiHeadAttention, check_heads
 from .feedforward import FeedForward, SwiGLU
 from .i18n import _
-from .kv_cache import KVCache, new_cache
+from .kv_cache import KVCache, check_start_pos, new_cache
 from .machine import evaluating  # GPT.attention_maps uses it; 11_training imports it from here
 from .norm import LayerNorm, RMSNorm
 from .positional import check_rope_head_size, check_sinusoidal_width, sinusoidal_encoding
@@ -379,15 +379,7 @@ class GPT(nn.Module):
             or not all(isinstance(c, KVCache) for c in cache)
         ):
             raise TypeError(_("cache must be the list of KVCache that model.new_cache() returns"))
-        cached = cache[0].length if cache else start_pos or 0
-        if start_pos is not None and start_pos != cached:
-            raise ValueError(
-                _(
-                    "start_pos ({start_pos}) must equal the number of cached tokens ({cached}): "
-                    "feed each token once, in order"
-                ).format(start_pos=start_pos, cached=cached)
-            )
-        return cached
+        return check_start_pos(start_pos, cache[0].length if cache else start_pos or 0)
 
 
 def _not_like_idx(name: str, like: torch.Tensor) -> str:
