@@ -6,9 +6,10 @@
 # and what CI (.ci/run) runs after them, each for what no other stage catches:
 #   make test-chromium   one Chromium stage: make site, then test-browser's and test-site's
 #                        tests in one pytest run over $(JOBS) workers
-#     make test-browser  a real JupyterLab driven by headless Chromium: every widget notebook is
-#                        run and its knobs turned (needs /usr/bin/chromium; screenshots/ gets
-#                        pictures). Alone catches: a widget that does not render or react in a
+#     make test-browser  a real JupyterLab driven by headless Chromium: every notebook with a
+#                        knob is run and its knobs turned, and 11 runs for its live training
+#                        display; the others open with their stored outputs (needs
+#                        /usr/bin/chromium; screenshots/ gets pictures). Alone catches: a widget that does not render or react in a
 #                        real front end (ipywidgets 8), a picture that does not load, a Going-deeper
 #                        section that is not folded, a console error, a request leaving the machine.
 #     make test-site     build the course website, then open every page of both languages in

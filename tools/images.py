@@ -74,10 +74,14 @@ def notebook_number(path: Path) -> str:
 def roadmap_source(number: str) -> str:
     """The source of notebook ``number``'s roadmap cell."""
     if number == "00":
-        lines = ["# The course in 16 notebooks; further down, this notebook draws the whole model."]
+        lines = [
+            f"# The course in {len(NOTEBOOKS)} notebooks; further down, this notebook draws the "
+            "whole model."
+        ]
     else:
         lines = [
-            f"# You are here: {number} · {NOTEBOOKS[number]}, among the course's 16 notebooks."
+            f"# You are here: {number} · {NOTEBOOKS[number]}, among the course's "
+            f"{len(NOTEBOOKS)} notebooks."
         ]
     for _name, caption in TOPIC_DIAGRAMS.get(number, ()):
         lines.append(f"# Below it, this notebook's diagram: {caption}.")

@@ -390,11 +390,17 @@ def _not_like_idx(name: str, like: torch.Tensor) -> str:
 
 
 def _too_long(name: str, T: int, cached: int, context_length: int) -> str:
-    after = f" after {cached} cached ones" if cached else ""
-    return (
-        f"{name} has T={T} tokens{after} but the model's context_length is {context_length}: "
-        "keep the last ones (generate.generate crops for you)"
-    )
+    if cached:
+        message = _(
+            "{name} has T={T} tokens after {cached} cached ones but the model's context_length "
+            "is {context_length}: keep the last ones (generate.generate crops for you)"
+        )
+    else:
+        message = _(
+            "{name} has T={T} tokens but the model's context_length is {context_length}: "
+            "keep the last ones (generate.generate crops for you)"
+        )
+    return message.format(name=name, T=T, cached=cached, context_length=context_length)
 
 
 def parameter_counts(model: GPT) -> dict[str, int]:

@@ -82,8 +82,8 @@ __all__ = [
 
 
 def roadmap(notebook: str) -> Figure:
-    """The roadmap strip at the top of every notebook: the 16 notebooks, ``notebook`` highlighted
-    (00 highlights none), in the learner's language (``setup_notebook(lang=...)``). Compact and
+    """The roadmap strip at the top of every notebook: every notebook of the course, ``notebook``
+    highlighted (00 highlights none), in the learner's language (``setup_notebook(lang=...)``). Compact and
     readable at a notebook's width; :func:`gpt_overview` is the full course map, drawn in
     00_setup."""
     return roadmap_strip(here=notebook)
