@@ -168,6 +168,12 @@ _EDGE_END = re.compile(rf"(?:{_CJK}|{_CJK_DASHES})[*_]*$")
 _EDGE_START = re.compile(rf"^[*_]*(?:{_CJK}|{_CJK_DASHES})")
 _PUNCTUATION_END = re.compile(rf"{_FULL_WIDTH}[*_]*$")
 _LATIN_START = re.compile(r"^[*_]*[A-Za-z0-9`$\[(\\]")
+#: A Chinese character (not punctuation) beside a Latin word, a number, code or maths: joined
+#: with the one space the course's Chinese puts there (``由 `context_length```).
+_IDEOGRAPH_END = re.compile(r"[\u4e00-\u9fff][*_]*$")
+_IDEOGRAPH_START = re.compile(r"^[*_]*[\u4e00-\u9fff]")
+_LATIN_END = re.compile(r"[\x21-\x29\x2b-\x5e\x60-\x7e][*_]*$")  # ASCII, * and _ aside
+_ASCII_START = re.compile(r"^[*_]*[\x21-\x29\x2b-\x5e\x60-\x7e]")
 
 
 def _split_quote(line: str) -> tuple[int, str]:
@@ -182,9 +188,12 @@ def broken_sentence_breaks(markdown: str) -> list[int]:
     (``…的⏎> 下一个``), or that end with full-width punctuation and go on with a Latin word,
     a number, code or maths (``它们：⏎`weights_from_qk```): only
     Firefox applies CSS's segment-break rule, so Chrome, Safari, Colab and the site show the
-    break as a stray space. Lines that end a heading, table row, fence or display maths, a hard
-    break (two spaces or a backslash), and lines that start a list item, heading, table row,
-    fence or a deeper or shallower quote keep their break."""
+    break as a stray space. A break between a Chinese character and a Latin word, a number, code
+    or maths (``由⏎`context_length```, ```x`⏎向后``) shows as the space the style wants there,
+    but it still cuts a sentence in the source a translator edits: it counts too, and
+    :func:`join_broken_sentences` joins it with that space. Lines that end a heading, table row,
+    fence or display maths, a hard break (two spaces or a backslash), and lines that start a
+    list item, heading, table row, fence or a deeper or shallower quote keep their break."""
     lines = FENCE.sub(" ", markdown).split("\n")
     found = []
     for i, (line, after) in enumerate(zip(lines, lines[1:])):
@@ -196,9 +205,22 @@ def broken_sentence_breaks(markdown: str) -> list[int]:
             continue
         end, start = text.rstrip(), next_text.lstrip()
         chinese_both_sides = _EDGE_END.search(end) and _EDGE_START.match(start)
-        if chinese_both_sides or (_PUNCTUATION_END.search(end) and _LATIN_START.match(start)):
+        if (
+            chinese_both_sides
+            or (_PUNCTUATION_END.search(end) and _LATIN_START.match(start))
+            or _mixed(end, start)
+        ):
             found.append(i)
     return found
+
+
+def _mixed(end: str, start: str) -> bool:
+    """A Chinese character on one side of the break, a Latin word, number, code or maths on the
+    other (or Latin before full-width punctuation: ``$x$⏎。``)."""
+    return bool(
+        (_IDEOGRAPH_END.search(end) and _ASCII_START.match(start))
+        or (_LATIN_END.search(end) and _EDGE_START.match(start))
+    )
 
 
 def broken_sentences(markdown: str) -> int:
@@ -216,7 +238,9 @@ def join_broken_sentences(markdown: str) -> str:
     for i in reversed(broken_sentence_breaks(markdown)):
         head, tail = lines[i].rstrip(), _split_quote(lines[i + 1])[1].lstrip()
         # CommonMark: ``**`` between full-width punctuation and a character is no delimiter.
-        glue = " " if _STRANDED_EMPHASIS.search(head + "\n" + tail) else ""
+        spaced = _IDEOGRAPH_END.search(head) and _ASCII_START.match(tail)
+        spaced = spaced or (_LATIN_END.search(head) and _IDEOGRAPH_START.match(tail))
+        glue = " " if spaced or _STRANDED_EMPHASIS.search(head + "\n" + tail) else ""
         lines[i : i + 2] = [head + glue + tail]
     return "\n".join(lines)
 

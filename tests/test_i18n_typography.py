@@ -48,8 +48,11 @@ def test_the_linter_sees_breaks_inside_quotes_and_leaves_block_breaks():
     assert count("因此会进行\n**下采样**") == 1
     assert count("这里直接使用它们：\n`weights_from_qk` 在") == 1  # a stray space after the colon
     assert count("（批量规范化）。\nLayerNorm 只用") == count("步长——\n它的第一步") == 1
-    # Between a Chinese character and a Latin word the break is the space the style wants anyway.
-    assert count("由\n$C$ 个数") == count("PyTorch 的\n`F.softmax`") == 0
+    # Between a Chinese character and a Latin word the break shows as the space the style wants,
+    # but it still cuts the sentence a translator edits: joined with that space.
+    assert count("由\n$C$ 个数") == count("PyTorch 的\n`F.softmax`") == count("`x`\n向后") == 1
+    assert i18n_lint.join_broken_sentences("由\n$C$ 个，`x`\n向后\n。") == "由 $C$ 个，`x` 向后。"
+    assert i18n_lint.join_broken_sentences("**词元**\n中文") == "**词元**中文"
     assert count("# 标题\n正文") == count("甲\n- 乙") == count("> 1. 甲\n> 2. 乙") == 0
     assert count("原文说：\n> 引文") == count("甲  \n乙") == count("```\n甲\n乙\n```") == 0
     joined = i18n_lint.join_broken_sentences("> **误区。**\n> 速查表\n```\n甲\n乙\n```")
