@@ -231,7 +231,7 @@ def test_split_words_keeps_everything():
 @pytest.mark.parametrize(
     ("args", "error", "match"),
     [
-        (("text", -1), ValueError, "num_merges must be 0 or more"),
+        (("text", -1), ValueError, "num_merges must be at least 0"),
         (("text", 2.0), TypeError, "num_merges must be an int"),
         ((b"text", 2), TypeError, "text must be a str"),
     ],

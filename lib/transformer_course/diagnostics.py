@@ -47,7 +47,9 @@ def _check_loss(name: str, loss: object) -> float:
     if isinstance(loss, torch.Tensor):
         if loss.numel() != 1:
             raise ValueError(
-                f"{name} must be a single number, got a tensor of shape {tuple(loss.shape)}"
+                _("{name} must be a single number, got a tensor of shape {shape}").format(
+                    name=name, shape=tuple(loss.shape)
+                )
             )
         loss = float(loss.detach().float().item())
     return _checks.number(name, loss, hint=N_("(a loss in nats)"), finite=False)
@@ -116,7 +118,8 @@ class InitialLossCheck:
         if not math.isfinite(self.loss):
             return _(
                 "the very first loss is not finite: the forward pass itself overflows (inputs or "
-                "weights of absurd size, a division by zero in a norm); check the model before training."
+                "weights of absurd size, a division by zero in a norm); check the model before "
+                "training."
             )
         if self.ok:
             return _(
@@ -134,7 +137,8 @@ class InitialLossCheck:
             if self.vocab_size < 1000 and self.gap < 1.0:  # the one harmless cause of a small gap
                 too_high += _(
                     " Or harmless: with a tied output layer, the scaled token table "
-                    "(embedding_scale='sqrt_d_model') and a vocabulary this small, the input token's "
+                    "(embedding_scale='sqrt_d_model') and a vocabulary this small, the input "
+                    "token's "
                     "own logit stands out and lifts the first loss by about half a nat."
                 )
             return too_high
@@ -199,8 +203,10 @@ def check_initial_loss(
         _checks.tensor("logits", logits, 1, floating=True, shape="[..., V]")
         if logits.shape[-1] != vocab_size:
             raise ValueError(
-                f"logits score {logits.shape[-1]} classes but vocab_size is {vocab_size}; pass the "
-                "model's own vocabulary size"
+                _(
+                    "logits score {classes} classes but vocab_size is {vocab_size}; pass the "
+                    "model's own vocabulary size"
+                ).format(classes=logits.shape[-1], vocab_size=vocab_size)
             )
         detached = logits.detach().float()  # (..., V)
         # The spread within each row is what moves the loss; a shift of a whole row does not.
@@ -281,7 +287,7 @@ class SampleRecorder:
 
     def __post_init__(self) -> None:
         if not callable(self.sample):
-            raise TypeError("sample must be a function returning (ids, text)")
+            raise TypeError(_("sample must be a function returning (ids, text)"))
         _checks.integer("window", self.window)
         self.thresholds = sorted((float(t) for t in self.thresholds), reverse=True)
         self._pending = list(self.thresholds)

@@ -24,6 +24,7 @@ import torch.distributed as dist
 from torch import nn
 
 from . import _checks as check
+from .i18n import _
 
 DEVICE_ENV_VAR = "TRANSFORMER_COURSE_DEVICE"
 DATA_DIR_ENV_VAR = "TRANSFORMER_COURSE_DATA"
@@ -52,16 +53,23 @@ def pick_device(preferred: str | None = None) -> torch.device:
     kind = requested.split(":")[0]
     if kind not in _KNOWN_DEVICES:
         raise ValueError(
-            f"device {requested!r} is not one of {', '.join(_KNOWN_DEVICES)} "
-            f"(check the argument or ${DEVICE_ENV_VAR})"
+            _(
+                "device {requested!r} is not one of {devices} (check the argument or ${variable})"
+            ).format(
+                requested=requested, devices=", ".join(_KNOWN_DEVICES), variable=DEVICE_ENV_VAR
+            )
         )
     if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(
-            f"device {requested!r} was asked for but CUDA is not available here; use 'cpu'"
+            _(
+                "device {requested!r} was asked for but CUDA is not available here; use 'cpu'"
+            ).format(requested=requested)
         )
     if kind == "mps" and not _mps_available():
         raise ValueError(
-            f"device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'"
+            _(
+                "device {requested!r} was asked for but Apple MPS is not available here; use 'cpu'"
+            ).format(requested=requested)
         )
     return torch.device(requested)
 
@@ -175,8 +183,10 @@ def data_dir() -> Path:
         folder = Path(override).expanduser()
         if folder.exists() and not folder.is_dir():
             raise NotADirectoryError(
-                f"${DATA_DIR_ENV_VAR} is {folder}, which is a file, not a folder; point it at a "
-                "folder for the course's data, or unset it"
+                _(
+                    "${variable} is {folder}, which is a file, not a folder; point it at a folder "
+                    "for the course's data, or unset it"
+                ).format(variable=DATA_DIR_ENV_VAR, folder=folder)
             )
         return folder
     project_data = Path(__file__).resolve().parents[2] / "data"

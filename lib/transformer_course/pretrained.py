@@ -19,6 +19,8 @@ from pathlib import Path
 
 import torch
 
+from . import _checks as check
+from .i18n import _
 from .model import GPT, GPTConfig
 
 __all__ = ["download_checkpoint", "gpt_config_from_hf", "halves_to_pairs", "load_pretrained"]
@@ -35,7 +37,9 @@ def _read_config(folder: Path) -> dict:
     path = folder / "config.json"
     if not path.is_file():
         raise ValueError(
-            f"checkpoint folder {str(folder)!r} has no config.json; pass a Hugging Face model folder"
+            _(
+                "checkpoint folder {folder!r} has no config.json; pass a Hugging Face model folder"
+            ).format(folder=str(folder))
         )
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -48,8 +52,11 @@ def _rope_base(hf: dict) -> float:
     rope_type = scaling.get("rope_type", scaling.get("type", "default"))
     if rope_type != "default":
         raise ValueError(
-            f"rope scaling {rope_type!r} (e.g. LLaMA-3.1's 'llama3') is not supported: the course's "
-            "RoPE uses one base for every frequency; use a checkpoint without rope_scaling"
+            _(
+                "rope scaling {rope_type!r} (e.g. LLaMA-3.1's 'llama3') is not supported: the "
+                "course's RoPE uses one base for every frequency; use a checkpoint without "
+                "rope_scaling"
+            ).format(rope_type=rope_type)
         )
     return float(params.get("rope_theta", hf.get("rope_theta", 10000.0)))
 
@@ -58,7 +65,9 @@ def _gpt2_fields(hf: dict) -> dict:
     activation = hf.get("activation_function", "gelu_new")
     if activation not in _GPT2_ACTIVATIONS:
         raise ValueError(
-            f"GPT-2 activation_function {activation!r} is not one of {sorted(_GPT2_ACTIVATIONS)}"
+            _("GPT-2 activation_function {activation!r} is not one of {activations}").format(
+                activation=activation, activations=sorted(_GPT2_ACTIVATIONS)
+            )
         )
     return dict(
         vocab_size=hf["vocab_size"],
@@ -80,16 +89,20 @@ def _llama_fields(hf: dict) -> dict:
     d_model, n_heads = hf["hidden_size"], hf["num_attention_heads"]
     if hf.get("head_dim", d_model // n_heads) != d_model // n_heads:
         raise ValueError(
-            f"head_dim {hf['head_dim']} ≠ hidden_size // num_attention_heads: not expressible"
+            _("head_dim {head_dim} ≠ hidden_size // num_attention_heads: not expressible").format(
+                head_dim=hf["head_dim"]
+            )
         )
     attention_bias = bool(hf.get("attention_bias", False))
     if attention_bias != bool(hf.get("mlp_bias", False)):
         raise ValueError(
-            "attention_bias and mlp_bias differ; GPTConfig has one bias switch for both"
+            _("attention_bias and mlp_bias differ; GPTConfig has one bias switch for both")
         )
     if hf.get("hidden_act", "silu") != "silu":
         raise ValueError(
-            f"LLaMA hidden_act {hf['hidden_act']!r} is not supported (only 'silu' = SwiGLU)"
+            _("LLaMA hidden_act {hidden_act!r} is not supported (only 'silu' = SwiGLU)").format(
+                hidden_act=hf["hidden_act"]
+            )
         )
     return dict(
         vocab_size=hf["vocab_size"],
@@ -117,22 +130,18 @@ def gpt_config_from_hf(hf: dict, context_length: int | None = None) -> GPTConfig
     ``max_position_embeddings``); GPT-2's position table is cropped to it.
     """
     if not isinstance(hf, dict):
-        raise TypeError(f"hf must be the dict read from config.json, got {type(hf).__name__}")
+        raise TypeError(
+            _("hf must be the dict read from config.json, got {kind}").format(
+                kind=type(hf).__name__
+            )
+        )
     families = {"gpt2": _gpt2_fields, "llama": _llama_fields}
     model_type = hf.get("model_type")
-    if model_type not in families:
-        raise ValueError(f"model_type must be 'gpt2' or 'llama', got {model_type!r}")
+    check.choice("model_type", model_type, families)
     config = families[model_type](hf)
     window = config["context_length"]
     if context_length is not None:
-        if (
-            not isinstance(context_length, int)
-            or isinstance(context_length, bool)
-            or not 1 <= context_length <= window
-        ):
-            raise ValueError(
-                f"context_length must be an int in [1, {window}], got {context_length!r}"
-            )
+        check.integer("context_length", context_length, 1, window)
         config["context_length"] = context_length
     # Their embeddings are plain lookups: no √d_model factor (GPTConfig.embedding_scale).
     return GPTConfig(dropout=0.0, embedding_scale="none", **config)
@@ -144,8 +153,10 @@ def _read_tensors(folder: Path) -> dict[str, torch.Tensor]:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ValueError(
-            f"checkpoint folder {str(folder)!r} has no *.safetensors file (.bin checkpoints are not read: "
-            "they are pickles; re-save with save_pretrained(safe_serialization=True))"
+            _(
+                "checkpoint folder {folder!r} has no *.safetensors file (.bin checkpoints are not "
+                "read: they are pickles; re-save with save_pretrained(safe_serialization=True))"
+            ).format(folder=str(folder))
         )
     tensors: dict[str, torch.Tensor] = {}
     for path in files:  # a sharded checkpoint spreads its tensors over several files
@@ -256,10 +267,14 @@ def load_pretrained(
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(
-            f"folder must be a checkpoint directory, got {str(folder)!r} (not a directory)"
+            _("folder must be a checkpoint directory, got {folder!r} (not a directory)").format(
+                folder=str(folder)
+            )
         )
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+        raise TypeError(
+            _("dtype must be a floating-point torch.dtype, got {dtype!r}").format(dtype=dtype)
+        )
     hf = _read_config(folder)
     config = gpt_config_from_hf(hf, context_length)
     tensors = _read_tensors(folder)
@@ -268,7 +283,9 @@ def load_pretrained(
         state = build(tensors, config)
     except KeyError as missing:
         raise ValueError(
-            f"checkpoint in {str(folder)!r} lacks tensor {missing}; is it a {hf['model_type']} model?"
+            _(
+                "checkpoint in {folder!r} lacks tensor {missing}; is it a {model_type} model?"
+            ).format(folder=str(folder), missing=missing, model_type=hf["model_type"])
         ) from None
     model = GPT(config)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=True)
@@ -284,7 +301,10 @@ def download_checkpoint(repo_id: str, root: str | Path = "data") -> Path:
     """
     if not isinstance(repo_id, str) or repo_id.count("/") != 1:
         raise ValueError(
-            f"repo_id must look like 'owner/name' (e.g. 'openai-community/gpt2'), got {repo_id!r}"
+            _(
+                "repo_id must look like 'owner/name' (e.g. 'openai-community/gpt2'), got "
+                "{repo_id!r}"
+            ).format(repo_id=repo_id)
         )
     from huggingface_hub import snapshot_download  # comes with `datasets`; only needed here
 

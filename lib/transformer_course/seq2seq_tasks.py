@@ -29,9 +29,13 @@ SPECIAL = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>"}
 def encode_digits(digits: str) -> list[int]:
     """The digit string "0123" -> token ids [3, 4, 5, 6] (14_encoder_decoder)."""
     if not isinstance(digits, str):
-        raise TypeError(f"digits must be a str, got {type(digits).__name__}")
+        raise TypeError(_("digits must be a str, got {kind}").format(kind=type(digits).__name__))
     if not digits or not digits.isdigit() or not digits.isascii():
-        raise ValueError(f"digits must be a non-empty string of the characters 0-9, got {digits!r}")
+        raise ValueError(
+            _("digits must be a non-empty string of the characters 0-9, got {digits!r}").format(
+                digits=digits
+            )
+        )
     return [DIGIT_OFFSET + int(ch) for ch in digits]
 
 
@@ -89,7 +93,9 @@ class ReversalTask:
         check.integer("max_len", self.max_len, None)
         if not 1 <= self.min_len <= self.max_len:
             raise ValueError(
-                f"need 1 <= min_len <= max_len, got min_len={self.min_len}, max_len={self.max_len}"
+                _("need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}").format(
+                    min_len=self.min_len, max_len=self.max_len
+                )
             )
 
     @property
@@ -119,7 +125,7 @@ class ReversalTask:
     def batch(self, strings: list[str]) -> Seq2SeqBatch:
         """Pad ``strings`` into ``src`` [B, S], ``tgt_in`` [B, T], ``tgt_out`` [B, T]."""
         if not strings:
-            raise ValueError("strings must hold at least one digit string")
+            raise ValueError(_("strings must hold at least one digit string"))
         B = len(strings)
         src = torch.full((B, self.source_length), PAD, dtype=torch.long)  # (B, S)
         tgt_in = torch.full((B, self.target_length), PAD, dtype=torch.long)  # (B, T)
@@ -127,7 +133,15 @@ class ReversalTask:
         for b, digits in enumerate(strings):
             if not self.min_len <= len(digits) <= self.max_len:
                 raise ValueError(
-                    f"string {digits!r} has {len(digits)} digits; this task takes {self.min_len} … {self.max_len}"
+                    _(
+                        "string {digits!r} has {n_digits} digits; this task takes {min_len} … "
+                        "{max_len}"
+                    ).format(
+                        digits=digits,
+                        n_digits=len(digits),
+                        min_len=self.min_len,
+                        max_len=self.max_len,
+                    )
                 )
             source = encode_digits(digits)
             target = encode_digits(self.answer(digits))

@@ -13,6 +13,9 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Iterable, Iterator
 
+from . import _checks as check
+from .i18n import _
+
 __all__ = ["TokenStreamer", "stream_text"]
 
 
@@ -30,11 +33,12 @@ class TokenStreamer:
     def __init__(self, token_bytes: Callable[[int], bytes], errors: str = "replace") -> None:
         if not callable(token_bytes):
             raise TypeError(
-                "token_bytes must be a function from a token id to its bytes, e.g. "
-                f"encoding.decode_single_token_bytes; got {type(token_bytes).__name__}"
+                _(
+                    "token_bytes must be a function from a token id to its bytes, e.g. "
+                    "encoding.decode_single_token_bytes; got {kind}"
+                ).format(kind=type(token_bytes).__name__)
             )
-        if errors not in ("replace", "strict"):
-            raise ValueError(f"errors must be 'replace' or 'strict', got {errors!r}")
+        check.choice("errors", errors, ("replace", "strict"))
         self._token_bytes = token_bytes
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
 
@@ -47,7 +51,9 @@ class TokenStreamer:
         """Feed one token; return the characters it completed ("" if it only started one)."""
         piece = self._token_bytes(int(token_id))
         if not isinstance(piece, (bytes, bytearray)):
-            raise TypeError(f"token_bytes must return bytes, got {type(piece).__name__}")
+            raise TypeError(
+                _("token_bytes must return bytes, got {kind}").format(kind=type(piece).__name__)
+            )
         return self._decoder.decode(bytes(piece), final=False)
 
     def flush(self) -> str:

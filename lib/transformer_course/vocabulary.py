@@ -20,7 +20,11 @@ from .i18n import _
 def _as_long(ids: Sequence[int] | torch.Tensor, name: str) -> torch.Tensor:
     if isinstance(ids, torch.Tensor):
         if ids.dtype.is_floating_point or ids.dtype == torch.bool:
-            raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+            raise TypeError(
+                _("{name} must hold integer token ids, got dtype {dtype}").format(
+                    name=name, dtype=ids.dtype
+                )
+            )
         return ids.long()
     return torch.as_tensor(list(ids), dtype=torch.long)
 
@@ -38,20 +42,25 @@ class CompactVocabulary:
     def __post_init__(self) -> None:
         ids = self.ids
         if not isinstance(ids, torch.Tensor) or ids.dim() != 1 or ids.numel() == 0:
-            raise ValueError("ids must be a non-empty 1-D tensor of original token ids")
+            raise ValueError(_("ids must be a non-empty 1-D tensor of original token ids"))
         if ids.numel() > 1 and not bool((ids[1:] > ids[:-1]).all()):
             raise ValueError(
-                "ids must be sorted and unique; build the vocabulary with CompactVocabulary.from_ids"
+                _(
+                    "ids must be sorted and unique; build the vocabulary with "
+                    "CompactVocabulary.from_ids"
+                )
             )
         if int(ids[0]) < 0:
-            raise ValueError(f"token ids are non-negative, got {int(ids[0])}")
+            raise ValueError(
+                _("token ids are non-negative, got {smallest}").format(smallest=int(ids[0]))
+            )
 
     @classmethod
     def from_ids(cls, corpus_ids: Sequence[int] | torch.Tensor) -> CompactVocabulary:
         """The vocabulary of every distinct id in ``corpus_ids`` (any shape)."""
         tensor = _as_long(corpus_ids, "corpus_ids")
         if tensor.numel() == 0:
-            raise ValueError("corpus_ids is empty; a vocabulary needs at least one token id")
+            raise ValueError(_("corpus_ids is empty; a vocabulary needs at least one token id"))
         return cls(torch.unique(tensor.flatten().cpu()))  # (V',), torch.unique sorts
 
     def __len__(self) -> int:

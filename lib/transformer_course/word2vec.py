@@ -35,6 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks as check
+from .i18n import N_, _
+
 MODES = ("skipgram", "cbow")
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
@@ -46,7 +49,7 @@ def words(text: str) -> list[str]:
     and digits are dropped.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+        raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
     return _WORD.findall(text.lower())
 
 
@@ -70,7 +73,9 @@ class Vocabulary:
             return self.index[word]
         except KeyError:
             raise KeyError(
-                f"{word!r} is not in the vocabulary (rare words under min_count are dropped)"
+                _(
+                    "{word!r} is not in the vocabulary (rare words under min_count are dropped)"
+                ).format(word=word)
             ) from None
 
     def encode(self, tokens: Iterable[str]) -> torch.Tensor:
@@ -80,13 +85,15 @@ class Vocabulary:
 
 def build_vocabulary(tokens: Sequence[str], min_count: int = 5) -> Vocabulary:
     """Keep the words seen at least ``min_count`` times, most frequent first (ties alphabetically)."""
-    if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
-        raise ValueError(f"min_count must be an int of at least 1, got {min_count!r}")
+    check.integer("min_count", min_count)
     counter = Counter(tokens)
     kept = sorted((w for w, c in counter.items() if c >= min_count), key=lambda w: (-counter[w], w))
     if len(kept) < 2:
         raise ValueError(
-            f"only {len(kept)} word(s) occur at least min_count={min_count} times; use more text or a lower min_count"
+            _(
+                "only {count} word(s) occur at least min_count={min_count} times; use more text "
+                "or a lower min_count"
+            ).format(count=len(kept), min_count=min_count)
         )
     counts = torch.tensor([counter[w] for w in kept], dtype=torch.long)  # (V,)
     return Vocabulary(words=kept, counts=counts, index={w: i for i, w in enumerate(kept)})
@@ -100,8 +107,7 @@ def keep_probabilities(counts: torch.Tensor, threshold: float = 1e-4) -> torch.T
     carry little meaning and flood the pairs; dropping most of their occurrences makes
     training faster and the vectors of the rarer words better.
     """
-    if threshold <= 0:
-        raise ValueError(f"threshold must be positive, got {threshold}")
+    check.number("threshold", threshold, above=0)
     freq = counts.double() / counts.sum()  # (V,)
     keep = (torch.sqrt(freq / threshold) + 1.0) * threshold / freq  # (V,)
     return keep.clamp(max=1.0).float()
@@ -116,8 +122,7 @@ def subsample(
 
 
 def _check_window(window: int) -> None:
-    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-        raise ValueError(f"window must be an int of at least 1, got {window!r}")
+    check.integer("window", window)
 
 
 def _window_sizes(n: int, window: int, generator: torch.Generator | None) -> torch.Tensor:
@@ -198,11 +203,9 @@ class Word2Vec(nn.Module):
         generator: torch.Generator | None = None,
     ):
         super().__init__()
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        check.choice("mode", mode, MODES)
         for name, value in (("vocab_size", vocab_size), ("dim", dim)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check.integer(name, value)
         self.mode = mode
         self.in_embed = nn.Embedding(vocab_size, dim)  # (V, d) vectors v_w
         self.out_embed = nn.Embedding(vocab_size, dim)  # (V, d) vectors u_w
@@ -219,7 +222,7 @@ class Word2Vec(nn.Module):
         if self.mode == "skipgram":
             return self.in_embed(inputs)  # (B,) -> (B, d)
         if mask is None:
-            raise ValueError("CBOW needs the context mask from cbow_windows")
+            raise ValueError(_("CBOW needs the context mask from cbow_windows"))
         vectors = self.in_embed(inputs) * mask[..., None]  # (B, 2W, d)
         return vectors.sum(dim=1) / mask.sum(dim=1, keepdim=True).clamp(min=1)  # (B, d)
 
@@ -264,16 +267,14 @@ class Word2VecConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        check.choice("mode", self.mode, MODES)
         for name in ("dim", "window", "negatives", "min_count", "epochs", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be positive, got {self.lr}")
-        if self.subsample is not None and not self.subsample > 0:
-            raise ValueError(f"subsample must be positive or None, got {self.subsample}")
+            check.integer(name, getattr(self, name))
+        check.number("lr", self.lr, above=0)
+        if self.subsample is not None:
+            check.number(
+                "subsample", self.subsample, above=0, hint=N_("(or None: keep every word)")
+            )
 
 
 @dataclass
@@ -363,8 +364,7 @@ def nearest(
 ) -> list[tuple[str, float]]:
     """The ``k`` words whose vectors (``vectors`` [V, E]) point most nearly the same way as
     ``word``'s (cosine similarity), best first, as ``(word, similarity)`` pairs."""
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k < len(vocab):
-        raise ValueError(f"k must be an int between 1 and {len(vocab) - 1}, got {k!r}")
+    check.integer("k", k, 1, len(vocab) - 1)
     query = F.normalize(vectors[vocab.id(word)], dim=-1)  # (d,)
     sims = F.normalize(vectors, dim=-1) @ query  # (V, d) @ (d,) -> (V,)
     sims[vocab.id(word)] = -math.inf  # a word is always its own nearest neighbour
@@ -379,7 +379,11 @@ def pca_2d(vectors: torch.Tensor) -> torch.Tensor:
     largest coordinate along it is positive, so the picture is the same on every run.
     """
     if vectors.dim() != 2 or vectors.shape[0] < 2 or vectors.shape[1] < 2:
-        raise ValueError(f"vectors must be [N, d] with N, d >= 2, got shape {tuple(vectors.shape)}")
+        raise ValueError(
+            _("vectors must be [N, d] with N, d >= 2, got shape {shape}").format(
+                shape=tuple(vectors.shape)
+            )
+        )
     centred = vectors.double() - vectors.double().mean(dim=0)  # (N, d)
     _u, _s, vh = torch.linalg.svd(centred, full_matrices=False)  # (d, d)
     coords = centred @ vh[:2].T  # (N, d) @ (d, 2) -> (N, 2)

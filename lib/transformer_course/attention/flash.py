@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import _checks as check
+from ..i18n import _
 
 __all__ = [
     "FlashAttentionFunction",
@@ -94,7 +95,9 @@ def online_softmax_steps(row: torch.Tensor, block: int) -> list[SoftmaxStep]:
     """The online softmax of one ``row`` [T], step by step (15_flash_attention's widget)."""
     check.tensor("row", row, 1, floating=True)
     if row.dim() != 1:
-        raise ValueError(f"row must be a 1-D tensor [T], got shape {tuple(row.shape)}")
+        raise ValueError(
+            _("row must be a 1-D tensor [T], got shape {shape}").format(shape=tuple(row.shape))
+        )
     check.integer("block", block)
     m, l = torch.tensor(-math.inf, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64)
     steps = []
@@ -113,12 +116,16 @@ def _check_attention_inputs(q, k, v, causal, block_q, block_k) -> float:
         check.tensor(name, value, 2, floating=True)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"need q [..., T, D], k [..., S, D], v [..., S, Dv], got q {tuple(q.shape)}, "
-            f"k {tuple(k.shape)}, v {tuple(v.shape)}"
+            _(
+                "need q [..., T, D], k [..., S, D], v [..., S, Dv], got q {q_shape}, k {k_shape}, "
+                "v {v_shape}"
+            ).format(q_shape=tuple(q.shape), k_shape=tuple(k.shape), v_shape=tuple(v.shape))
         )
     if check.boolean("causal", causal) and q.shape[-2] != k.shape[-2]:
         raise ValueError(
-            f"causal=True needs as many queries as keys, got {q.shape[-2]} and {k.shape[-2]}"
+            _("causal=True needs as many queries as keys, got {queries} and {keys}").format(
+                queries=q.shape[-2], keys=k.shape[-2]
+            )
         )
     check.integer("block_q", block_q)
     check.integer("block_k", block_k)

@@ -86,7 +86,8 @@ def _plain(value: Any, where: str) -> Any:
         return value
     raise TypeError(
         _(
-            "{where} is a {kind}; checkpoint metadata must be numbers, strings, lists, dicts, dataclasses or tensors (what weights_only loading accepts)"
+            "{where} is a {kind}; checkpoint metadata must be numbers, strings, lists, dicts, "
+            "dataclasses or tensors (what weights_only loading accepts)"
         ).format(where=where, kind=type(value).__name__)
     )
 
@@ -117,11 +118,15 @@ def save_checkpoint(
     left as it was.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
+        )
     reserved = _RESERVED & meta.keys()
     if reserved:
         raise ValueError(
-            f"meta keys {sorted(reserved)} are reserved for the checkpoint itself; rename them"
+            _("meta keys {keys} are reserved for the checkpoint itself; rename them").format(
+                keys=sorted(reserved)
+            )
         )
     target = Path(path).expanduser()
     state = unwrap(model).state_dict()
@@ -132,7 +137,9 @@ def save_checkpoint(
         )
         raise NonFiniteWeightsError(
             _(
-                "not saving to {target}: the model's weights hold NaN or inf ({shown}), so training has diverged; an earlier checkpoint there is left intact. Resume from it with a lower learning rate, or start again"
+                "not saving to {target}: the model's weights hold NaN or inf ({shown}), so "
+                "training has diverged; an earlier checkpoint there is left intact. Resume from "
+                "it with a lower learning rate, or start again"
             ).format(target=target, shown=shown)
         )
     payload: dict[str, Any] = {
@@ -196,7 +203,9 @@ def _check_kind(checkpoint: dict[str, Any], path: Any, model: nn.Module) -> None
     if saved is not None and current in ("GPT", "EncoderDecoder") and saved != current:
         raise CheckpointError(
             _(
-                "{path} holds a {saved} model, not a {current}: build a {saved} from the checkpoint's config ({saved}({saved}Config(**checkpoint['model_config'])) after read_checkpoint(path)) and load into that, or pass a {current} checkpoint"
+                "{path} holds a {saved} model, not a {current}: build a {saved} from the "
+                "checkpoint's config ({saved}({saved}Config(**checkpoint['model_config'])) after "
+                "read_checkpoint(path)) and load into that, or pass a {current} checkpoint"
             ).format(path=path, saved=saved, current=current)
         )
 
@@ -209,7 +218,8 @@ def _optimizer_mismatch(saved: dict[str, Any], optimizer: torch.optim.Optimizer)
     current = [len(g["params"]) for g in optimizer.param_groups]
     if stored != current:
         return _(
-            "the checkpoint's optimizer has {n} parameter group(s) of {stored} tensors, this one {n_current} group(s) of {current}"
+            "the checkpoint's optimizer has {n} parameter group(s) of {stored} tensors, this one "
+            "{n_current} group(s) of {current}"
         ).format(n=len(stored), stored=stored, n_current=len(current), current=current)
     return None
 
@@ -240,7 +250,9 @@ def _check_model_fits(checkpoint: dict[str, Any], path, target: nn.Module) -> No
         differences = "; ".join(_config_differences(saved, current))
         raise CheckpointError(
             _(
-                "{path} was saved for a differently configured model ({differences}). Build the model from the checkpoint's config (model_from_checkpoint(path), or GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
+                "{path} was saved for a differently configured model ({differences}). Build the "
+                "model from the checkpoint's config (model_from_checkpoint(path), or "
+                "GPTConfig(**checkpoint['model_config'])), or train into a new checkpoint path."
             ).format(path=path, differences=differences)
         )
 
@@ -259,7 +271,11 @@ def _check_optimizer_fits(
     if mismatch:
         raise CheckpointError(
             _(
-                "{path} holds optimizer state that does not fit this optimizer: {mismatch}. It was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather than make_optimizer(model)); resume with the same setup, or start afresh (resume=False, --fresh) into a new checkpoint path. load_checkpoint(path, model) loads the weights alone."
+                "{path} holds optimizer state that does not fit this optimizer: {mismatch}. It "
+                "was saved with another optimizer setup (e.g. AdamW(model.parameters()) rather "
+                "than make_optimizer(model)); resume with the same setup, or start afresh "
+                "(resume=False, --fresh) into a new checkpoint path. load_checkpoint(path, model) "
+                "loads the weights alone."
             ).format(path=path, mismatch=mismatch)
         )
 
@@ -282,7 +298,8 @@ def _load_into(
         except RuntimeError as exc:
             raise CheckpointError(
                 _(
-                    "{path} does not fit this model: {reason} … Build the model the checkpoint was saved for, or train into a new checkpoint path."
+                    "{path} does not fit this model: {reason} … Build the model the checkpoint "
+                    "was saved for, or train into a new checkpoint path."
                 ).format(path=path, reason=str(exc).splitlines()[0])
             ) from exc
     if optimizer is not None:
@@ -291,7 +308,9 @@ def _load_into(
         except (ValueError, KeyError, RuntimeError, TypeError) as exc:
             raise CheckpointError(
                 _(
-                    "{path} holds optimizer state that does not fit this optimizer ({error}); resume with the optimizer it was saved with, or start afresh into a new checkpoint path"
+                    "{path} holds optimizer state that does not fit this optimizer ({error}); "
+                    "resume with the optimizer it was saved with, or start afresh into a new "
+                    "checkpoint path"
                 ).format(path=path, error=exc)
             ) from exc
 
@@ -318,7 +337,8 @@ def _check_tensors_fit(skeleton: nn.Module, weights: dict[str, torch.Tensor], pa
     if problems:
         raise CheckpointError(
             _(
-                "{path} is inconsistent: its stored config does not match the tensors it holds ({problems}). The file was edited or damaged; use another copy"
+                "{path} is inconsistent: its stored config does not match the tensors it holds "
+                "({problems}). The file was edited or damaged; use another copy"
             ).format(path=path, problems="; ".join(problems[:4]))
         )
     buffers = sum(
@@ -327,7 +347,8 @@ def _check_tensors_fit(skeleton: nn.Module, weights: dict[str, torch.Tensor], pa
     if buffers > MAX_BUFFER_BYTES:
         raise CheckpointError(
             _(
-                "{path} stores a config that would need {size} of tables beyond its weights (context_length or max_len far too large); the file was edited or damaged"
+                "{path} stores a config that would need {size} of tables beyond its weights "
+                "(context_length or max_len far too large); the file was edited or damaged"
             ).format(path=path, size=megabytes(buffers))
         )
 
@@ -350,14 +371,17 @@ def model_from_checkpoint(
     if config is None:
         raise CheckpointError(
             _(
-                "{path} stores no model config; build the model yourself and call load_checkpoint(path, model)"
+                "{path} stores no model config; build the model yourself and call "
+                "load_checkpoint(path, model)"
             ).format(path=path)
         )
     kind = _kind(checkpoint.get("model_class"), config)
     if kind != "GPT":
         raise CheckpointError(
             _(
-                "{path} holds a {kind} model, not a GPT; model_from_checkpoint builds GPTs only. Build it with {kind}({kind}Config(**checkpoint['model_config'])) and call load_checkpoint(path, model)"
+                "{path} holds a {kind} model, not a GPT; model_from_checkpoint builds GPTs only. "
+                "Build it with {kind}({kind}Config(**checkpoint['model_config'])) and call "
+                "load_checkpoint(path, model)"
             ).format(path=path, kind=kind)
         )
     try:
@@ -376,7 +400,8 @@ def model_from_checkpoint(
     if broken:  # written by an older version of the course, or edited: it can only generate NaN
         raise CheckpointError(
             _(
-                "{path} holds weights that are NaN or inf ({names}): the run that wrote it had diverged. Use an earlier checkpoint, or train again with a lower learning rate"
+                "{path} holds weights that are NaN or inf ({names}): the run that wrote it had "
+                "diverged. Use an earlier checkpoint, or train again with a lower learning rate"
             ).format(path=path, names=", ".join(broken[:3]))
         )
     model = GPT(gpt_config)

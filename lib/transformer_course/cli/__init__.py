@@ -25,7 +25,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..i18n import language
+from ..i18n import _, language
 from .launch import (
     SMALL_STEP_MACS,
     auto_threads,
@@ -256,8 +256,10 @@ def _check_resumable(checkpoint: Path, config, meta: dict[str, Any], say) -> Non
     saved = read_checkpoint(checkpoint)
     if saved.get("vocabulary") != meta["vocabulary"]:
         raise CheckpointError(
-            f"{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
-            "use --fresh to start over or pass another --checkpoint"
+            _(
+                "{checkpoint} was trained on a different vocabulary (another --text or --vocab); "
+                "use --fresh to start over or pass another --checkpoint"
+            ).format(checkpoint=checkpoint)
         )
     say(f"resuming from {checkpoint} at step {saved.get('step', 0)} of {config.steps}")
 
@@ -322,7 +324,7 @@ def command_generate(args: argparse.Namespace) -> int:
         # "<|endoftext|>" in a prompt is ordinary text here, as in training.
         ids = codec.encode(args.prompt, what="the prompt")  # (T,)
         if ids.numel() == 0:
-            raise ValueError("the prompt is empty; give at least one word to continue from")
+            raise ValueError(_("the prompt is empty; give at least one word to continue from"))
         printer = _StreamPrinter(args.prompt, codec)
         generate(
             model,

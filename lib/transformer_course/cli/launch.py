@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..i18n import _, ngettext
+
 #: Below this many multiply-adds per training step (parameters x tokens per step) one torch thread
 #: is fastest: the work per operation is too small to share, and extra threads mostly wait for
 #: each other. Every model measured on the 2-core machine (benchmarks/bench_threads.py, up to
@@ -53,15 +55,23 @@ def distributed_setup(requested_device: str | None):
     missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
     if missing:
         raise ValueError(
-            f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
-            "not: start several processes with 'torchrun --nproc_per_node=N -m transformer_course "
-            "train', or unset WORLD_SIZE to train in one process"
+            ngettext(
+                "WORLD_SIZE={world} is set but {missing} is not: start several processes with "
+                "'torchrun --nproc_per_node=N -m transformer_course train', or unset WORLD_SIZE "
+                "to train in one process",
+                "WORLD_SIZE={world} is set but {missing} are not: start several processes with "
+                "'torchrun --nproc_per_node=N -m transformer_course train', or unset WORLD_SIZE "
+                "to train in one process",
+                len(missing),
+            ).format(world=world, missing=", ".join(missing))
         )
     rank = env_int("RANK", 0)
     local_rank = env_int("LOCAL_RANK", 0)
     if not 0 <= rank < world:
         raise ValueError(
-            f"RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{world - 1}; start with torchrun"
+            _("RANK={rank} must lie in 0..WORLD_SIZE-1 = 0..{last}; start with torchrun").format(
+                rank=rank, last=world - 1
+            )
         )
     device = pick_device(requested_device)
     if device.type == "cuda":
@@ -75,8 +85,10 @@ def distributed_setup(requested_device: str | None):
         dist.init_process_group(backend=backend)
     except (ValueError, RuntimeError) as exc:
         raise ValueError(
-            f"could not join the {world} training processes ({str(exc).splitlines()[0]}); start "
-            "them with torchrun, or unset WORLD_SIZE to train in one process"
+            _(
+                "could not join the {world} training processes ({reason}); start them with "
+                "torchrun, or unset WORLD_SIZE to train in one process"
+            ).format(world=world, reason=str(exc).splitlines()[0])
         ) from exc
     return device, dist.get_rank(), dist.get_world_size()
 
@@ -89,11 +101,17 @@ def env_int(name: str, default: int) -> int:
         value = int(text)
     except ValueError:
         raise ValueError(
-            f"the environment variable {name}={text!r} is not a whole number; torchrun sets it, "
-            f"so unset it (unset {name}) or start the run with torchrun"
+            _(
+                "the environment variable {name}={text!r} is not a whole number; torchrun sets "
+                "it, so unset it (unset {name}) or start the run with torchrun"
+            ).format(name=name, text=text)
         ) from None
     if value < 0:
-        raise ValueError(f"the environment variable {name}={value} must be 0 or more; unset it")
+        raise ValueError(
+            _("the environment variable {name}={value} must be 0 or more; unset it").format(
+                name=name, value=value
+            )
+        )
     return value
 
 
@@ -125,8 +143,10 @@ def check_writable(checkpoint: Path) -> None:
             pass
     except OSError as exc:
         raise CheckpointSaveError(
-            f"cannot write checkpoints to {checkpoint.parent} ({exc.strerror or exc}); pass a "
-            "--checkpoint path in a writable folder"
+            _(
+                "cannot write checkpoints to {parent} ({reason}); pass a --checkpoint path in a "
+                "writable folder"
+            ).format(parent=checkpoint.parent, reason=exc.strerror or exc)
         ) from exc
 
 

@@ -13,19 +13,25 @@ import argparse
 from dataclasses import MISSING, fields
 from typing import Any
 
+from ..i18n import _
+
 
 def whole_number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a whole number, got {text!r}").format(text=text)
+        ) from None
 
 
 def number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a number, got {text!r}").format(text=text)
+        ) from None
 
 
 #: How an option's text becomes the field's type (the annotation's first name: ``float | None``).

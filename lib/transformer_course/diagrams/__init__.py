@@ -54,6 +54,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
+from .. import _checks as check
 from .attention import attention_formula, multi_head_attention_steps
 from .base import render
 from .blocks import block_norms, encoder_decoder, llama_vs_classic
@@ -95,8 +96,7 @@ def show(name: str):
     from IPython.display import Image  # IPython only where a notebook shows a picture
 
     drawers = all_diagrams()
-    if name not in drawers:
-        raise ValueError(f"name must be one of {sorted(drawers)}, got {name!r}")
+    check.choice("name", name, sorted(drawers))
     return Image(data=render(drawers[name](), "png"))
 
 
@@ -130,8 +130,7 @@ def show_roadmap(notebook: str) -> None:
     notebooks/zh/)."""
     from IPython.display import display
 
-    if notebook not in NOTEBOOKS:
-        raise ValueError(f"notebook must be one of {list(NOTEBOOKS)}, got {notebook!r}")
+    check.choice("notebook", notebook, NOTEBOOKS)
     topic = [name for name, _caption in TOPIC_DIAGRAMS.get(notebook, ())]
     display(*(show(name) for name in [f"roadmap_{notebook}", *topic]))
 

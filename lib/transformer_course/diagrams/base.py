@@ -29,6 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.text import Text
 
+from .. import _checks as check
 from ..i18n import language
 from ..viz.fonts import font_family
 
@@ -113,8 +114,8 @@ class Box:
 
 def canvas(width: float, height: float) -> tuple[Figure, object]:
     """A figure of ``width`` × ``height`` inches whose one axes uses inches as data units."""
-    if width <= 0 or height <= 0:
-        raise ValueError(f"canvas width and height must be positive inches, got {width} × {height}")
+    check.number("width", width, above=0)  # inches
+    check.number("height", height, above=0)
     with mpl.rc_context(STYLE):
         fig = Figure(figsize=(width, height))
         ax = fig.add_axes((0, 0, 1, 1))
@@ -246,8 +247,7 @@ def shape_label(
     at: tuple[float, float] | None = None,
 ) -> None:
     """A shape such as ``(4, 16, 64)`` written in blue monospace beside an arrow's middle."""
-    if side not in ("right", "left", "above", "below"):
-        raise ValueError(f"side must be 'right', 'left', 'above' or 'below', got {side!r}")
+    check.choice("side", side, ("right", "left", "above", "below"))
     mx, my = at or ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
     dx = {"right": offset, "left": -offset}.get(side, 0.0)
     dy = {"above": offset, "below": -offset}.get(side, 0.0)
@@ -346,8 +346,7 @@ def render(fig: Figure, fmt: str) -> bytes:
     another matplotlib release (measured: matplotlib 3.10.0 and 3.11.2 draw none of the
     course's 30 pictures with the same bytes, and every one with the same meaning).
     """
-    if fmt not in ("svg", "png"):
-        raise ValueError(f"fmt must be 'svg' or 'png', got {fmt!r}")
+    check.choice("fmt", fmt, ("svg", "png"))
     buffer = io.BytesIO()
     with drawing():
         metadata = dict(SVG_METADATA if fmt == "svg" else PNG_METADATA)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 from matplotlib.figure import Figure
 
+from .. import _checks as check
 from ..i18n import _
 from .base import EDGE, PALETTE, arrow, badge, box, canvas, localised, mono_family, note, title
 from .numbers import ATTENTION_EXAMPLE
@@ -65,7 +66,11 @@ def query_row(
     T, C = x.shape[1], x.shape[2]
     n_heads = ATTENTION_EXAMPLE.H
     if not 0 <= query < T or not 0 < n_keys <= T or not 0 <= head < n_heads:
-        raise ValueError(f"need 0 <= query < {T}, 0 < n_keys <= {T}, 0 <= head < {n_heads}")
+        raise ValueError(
+            _("need 0 <= query < {T}, 0 < n_keys <= {T}, 0 <= head < {n_heads}").format(
+                T=T, n_heads=n_heads
+            )
+        )
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         torch.manual_seed(seed)
         w_q, w_k, w_v = nn.Linear(C, C), nn.Linear(C, C), nn.Linear(C, C)  # 3 × (C -> C), as in 04
@@ -109,8 +114,7 @@ def query_row_steps(stage: str = "weighted_sum", row: QueryRow | None = None) ->
     course's numbers (04–08: each notebook's ``stage`` adds its row under the earlier ones).
 
     ``stage`` is a key of :data:`QUERY_ROW_STAGES`; ``row`` defaults to :func:`query_row`."""
-    if stage not in QUERY_ROW_STAGES:
-        raise ValueError(f"stage must be one of {list(QUERY_ROW_STAGES)}, got {stage!r}")
+    check.choice("stage", stage, QUERY_ROW_STAGES)
     r = row or query_row()
     stages = list(QUERY_ROW_STAGES)[: list(QUERY_ROW_STAGES).index(stage) + 1]
     n = len(r.keys)

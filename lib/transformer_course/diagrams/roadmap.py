@@ -112,7 +112,11 @@ def _roadmap_strip(here: str | None, lang: str) -> Figure:
     top of every notebook. Drawn at the size it is shown (about 1,000 px wide: a notebook's
     width), so its 10-point labels stay readable; 00's :func:`gpt_overview` is the full map."""
     if here is not None and here not in NOTEBOOKS:
-        raise ValueError(f"here must be a notebook number {list(NOTEBOOKS)} or None, got {here!r}")
+        raise ValueError(
+            _("here must be a notebook number {notebooks} or None, got {here!r}").format(
+                notebooks=list(NOTEBOOKS), here=here
+            )
+        )
     if set(STRIP_LABELS) != set(NOTEBOOKS):
         raise ValueError("STRIP_LABELS must name every notebook of NOTEBOOKS")
     # At most 8 chips a row, the rows filled evenly, at a notebook's width (about 1,000 px).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import _checks as check
 from ..attention import MultiHeadAttention, causal_mask
 from ..attention import padding_mask as library_padding_mask
 from ..i18n import N_, _
@@ -89,9 +90,10 @@ def leaky_gpt(
     :class:`_LeakyAttention` for ``diagonal`` and ``peek``. Everything else, weights included
     (seeded with ``seed``), is the course's model."""
     if not isinstance(config, GPTConfig):
-        raise TypeError(f"config must be a GPTConfig, got {type(config).__name__}")
-    if not 0 <= layer < config.n_layers:
-        raise ValueError(f"layer must lie in 0 … {config.n_layers - 1}, got {layer}")
+        raise TypeError(
+            _("config must be a GPTConfig, got {kind}").format(kind=type(config).__name__)
+        )
+    check.integer("layer", layer, 0, config.n_layers - 1)
     with torch.random.fork_rng(devices=[]):  # seeded weights, the caller's random state untouched
         torch.manual_seed(seed)
         model = GPT(config)
@@ -170,7 +172,10 @@ def _judge_one(answer, model: GPT, idx: torch.Tensor, t: int, where: str) -> Fee
             False,
             "",
             _(
-                "{where}: the right answer is {want}, yours is {got}. Hint: copy idx, change every token after position t, run the model on both, and compare the logits of positions 0 … t (torch.equal, not a tolerance: a causal model gives identical numbers)."
+                "{where}: the right answer is {want}, yours is {got}. Hint: copy idx, change "
+                "every token after position t, run the model on both, and compare the logits of "
+                "positions 0 … t (torch.equal, not a tolerance: a causal model gives identical "
+                "numbers)."
             ).format(where=where, want=want, got=bool(got)),
         )
     return None
@@ -220,7 +225,8 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
     return report(
         True,
         _(
-            "your test catches an off-by-one mask and a single leaking cell, and passes the causal model. "
+            "your test catches an off-by-one mask and a single leaking cell, and passes the "
+            "causal model. "
             "`causality.check_causal` does the same for every t, and adds the gradient test."
         ),
         "",
@@ -253,10 +259,12 @@ def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = Fa
         answer,
         expected,
         _(
-            "block {expected}: `check_causal(model.blocks[{expected}].attn, causal=True)` names the pairs (t, t + 1) — an off-by-one diagonal."
+            "block {expected}: `check_causal(model.blocks[{expected}].attn, causal=True)` names "
+            "the pairs (t, t + 1) — an off-by-one diagonal."
         ).format(expected=expected),
         _(
-            "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each block of the model "
+            "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each "
+            "block of the model "
             "and answer with the index (0-based) of the one that is not causal."
         ),
     )
@@ -304,7 +312,8 @@ check_mask_future = build_exercise(
     make_inputs=_random_scores,
     slips={
         N_(
-            "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), so "
+            "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), "
+            "so "
             "it hides each token's own key too; the future is `triu(diagonal=1)`"
         ): (_triu_with_the_diagonal),
         N_(

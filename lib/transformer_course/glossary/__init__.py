@@ -42,16 +42,22 @@ def glossary_text(path: Path | str | None = None) -> str:
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     raise FileNotFoundError(
-        f"the course glossary is missing: neither {GLOSSARY_FILE} (a checkout) nor "
-        f"{PACKAGED_GLOSSARY} (an installed package) exists; reinstall the course "
-        "(pip install transformer-course from the repository) or pass path= to a GLOSSARY.md"
+        _(
+            "the course glossary is missing: neither {checkout_file} (a checkout) nor "
+            "{packaged_file} (an installed package) exists; reinstall the course (pip install "
+            "transformer-course from the repository) or pass path= to a GLOSSARY.md"
+        ).format(checkout_file=GLOSSARY_FILE, packaged_file=PACKAGED_GLOSSARY)
     )
 
 
 def parse_glossary(text: str) -> list[Term]:
     """The rows of the first table whose header is ``| English | 中文 | first in | note |``."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be the glossary's markdown as a str, got {type(text).__name__}")
+        raise TypeError(
+            _("text must be the glossary's markdown as a str, got {kind}").format(
+                kind=type(text).__name__
+            )
+        )
     rows, in_table = [], False
     for line in text.splitlines():
         cells = (
@@ -68,12 +74,17 @@ def parse_glossary(text: str) -> list[Term]:
         elif in_table and not set("".join(cells)) <= set("-: "):
             if len(cells) != len(HEADER) or not cells[0] or not cells[1]:
                 raise ValueError(
-                    f"glossary row must have {len(HEADER)} cells with English and 中文 filled: {line!r}"
+                    _(
+                        "glossary row must have {n_cells} cells with English and 中文 filled: "
+                        "{line!r}"
+                    ).format(n_cells=len(HEADER), line=line)
                 )
             rows.append(Term(*cells))
     if not rows:
         raise ValueError(
-            f"no glossary table found: expected a header row '| {' | '.join(HEADER)} |'"
+            _("no glossary table found: expected a header row '| {header} |'").format(
+                header=" | ".join(HEADER)
+            )
         )
     return rows
 
@@ -95,5 +106,9 @@ def title_terms(title: str) -> list[str]:
     """The Chinese terms of a notebook title ``# NN · Topic (中文术语)``: ``(查询/键/值)`` -> 3 terms."""
     match = re.search(r"\(([^()]*[\u4e00-\u9fff][^()]*)\)\s*$", title.strip())
     if not match:
-        raise ValueError(f"title must end with its Chinese term in parentheses, got {title!r}")
+        raise ValueError(
+            _("title must end with its Chinese term in parentheses, got {title!r}").format(
+                title=title
+            )
+        )
     return [term for term in TITLE_TERM_SPLIT.split(match.group(1).strip()) if term]

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import tiktoken
 
+from .. import _checks as check
+from ..i18n import _
 from ..machine import data_dir
 
 TIKTOKEN_ENV_VAR = "TIKTOKEN_CACHE_DIR"
@@ -36,7 +38,9 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     """
     if name not in tiktoken.list_encoding_names():
         raise ValueError(
-            f"unknown encoding {name!r}; choose one of {tiktoken.list_encoding_names()}"
+            _("unknown encoding {name!r}; choose one of {encodings}").format(
+                name=name, encodings=tiktoken.list_encoding_names()
+            )
         )
     if not os.environ.get(TIKTOKEN_ENV_VAR):
         # Keep tiktoken's download with the course data instead of a temp folder.
@@ -44,17 +48,25 @@ def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     cache = os.environ[TIKTOKEN_ENV_VAR]
     if os.path.exists(cache) and not os.path.isdir(cache):
         raise EncodingUnavailableError(
-            f"${TIKTOKEN_ENV_VAR} is {cache}, which is a file, not a folder; point it at the "
-            "folder holding the tiktoken cache, or unset it"
+            _(
+                "${variable} is {cache}, which is a file, not a folder; point it at the folder "
+                "holding the tiktoken cache, or unset it"
+            ).format(variable=TIKTOKEN_ENV_VAR, cache=cache)
         )
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:  # requests/urllib errors differ by version; all mean "not available"
         raise EncodingUnavailableError(
-            f"could not load the tiktoken encoding {name!r}: no cached copy in "
-            f"{os.environ[TIKTOKEN_ENV_VAR]} and the download failed ({type(exc).__name__}). "
-            f"Offline, copy a tiktoken cache folder there or set {TIKTOKEN_ENV_VAR} to one, "
-            "then run again."
+            _(
+                "could not load the tiktoken encoding {name!r}: no cached copy in {cache} and the "
+                "download failed ({error}). Offline, copy a tiktoken cache folder there or set "
+                "{variable} to one, then run again."
+            ).format(
+                name=name,
+                cache=os.environ[TIKTOKEN_ENV_VAR],
+                error=type(exc).__name__,
+                variable=TIKTOKEN_ENV_VAR,
+            )
         ) from exc
 
 
@@ -82,7 +94,7 @@ def split_words(text: str) -> list[str]:
 def spell(word: str) -> Word:
     """A word as BPE starts it: its characters followed by ``</w>`` ("tidy" -> t i d y </w>)."""
     if not word:
-        raise ValueError("word must be a non-empty string")
+        raise ValueError(_("word must be a non-empty string"))
     return (*word, END_OF_WORD)
 
 
@@ -170,7 +182,7 @@ class BPE:
         a word whose last character never merged with ``</w>`` ends with the token ``</w>``.
         """
         if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+            raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
         ranks = {pair: rank for rank, pair in enumerate(self.merges)}
         cache: dict[str, Word] = {}
         tokens: list[str] = []
@@ -194,7 +206,11 @@ class BPE:
             word_ends = i + 1 == len(tokens) or tokens[i + 1].isspace()
             if not token.isspace() and word_ends:
                 if not token.endswith(END_OF_WORD):
-                    raise ValueError(f"token {i} ({token!r}) ends a word but lacks {END_OF_WORD!r}")
+                    raise ValueError(
+                        _("token {i} ({token!r}) ends a word but lacks {marker!r}").format(
+                            i=i, token=token, marker=END_OF_WORD
+                        )
+                    )
                 token = token[: -len(END_OF_WORD)]
             pieces.append(token)
         return "".join(pieces)
@@ -224,11 +240,8 @@ def train_bpe(text: str, num_merges: int) -> BPE:
     merges on the 460k-character corpus take seconds.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if not isinstance(num_merges, int) or isinstance(num_merges, bool):
-        raise TypeError(f"num_merges must be an int, got {type(num_merges).__name__}")
-    if num_merges < 0:
-        raise ValueError(f"num_merges must be 0 or more, got {num_merges}")
+        raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
+    check.integer("num_merges", num_merges, minimum=0)
     counted = word_counts(text)
     words: list[list[str]] = [list(w) for w in counted]  # word types, in first-seen order
     freqs: list[int] = list(counted.values())

@@ -42,6 +42,7 @@ from ..checkpoint import (
     save_checkpoint,
 )
 from ..diagnostics import warn_if_initial_loss_off
+from ..i18n import _
 from ..machine import unwrap
 from ..model import MODEL_PRESETS, model_preset  # a recipe's model half; 11 imports it here
 from .config import ON_INTERRUPT, PRESETS, History, TrainConfig, with_preset
@@ -101,10 +102,12 @@ def make_optimizer(
     Elsewhere ``foreach`` batches the updates. All three compute the same update.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
+        )
     params = [p for p in unwrap(model).parameters() if p.requires_grad]
     if not params:
-        raise ValueError("model has no trainable parameters")
+        raise ValueError(_("model has no trainable parameters"))
     seen: set[int] = set()
     decay, no_decay = [], []
     for p in params:

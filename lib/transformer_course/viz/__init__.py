@@ -76,7 +76,9 @@ def show_heatmap(
     """
     data = to_numpy(matrix)
     if data.ndim != 2:
-        raise ValueError(f"show_heatmap needs a 2-D matrix, got shape {data.shape}")
+        raise ValueError(
+            _("show_heatmap needs a 2-D matrix, got shape {shape}").format(shape=data.shape)
+        )
     fig, ax = _new_axes(ax, figsize)
     _draw_cells(ax, data, cmap=cmap, vmin=vmin, vmax=vmax, colorbar=colorbar, annotate=annotate)
     rows, cols = data.shape
@@ -180,7 +182,9 @@ def _panel_grid(data: np.ndarray, ncols: int | None) -> tuple[np.ndarray, int]:
     if data.ndim == 4:
         return data, data.shape[0] * data.shape[1]
     raise ValueError(
-        f"show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {data.shape}"
+        _("show_heatmaps needs [N, rows, cols] or [R, C, rows, cols], got shape {shape}").format(
+            shape=data.shape
+        )
     )
 
 
@@ -362,7 +366,10 @@ def scatter_labelled(
     xy = to_numpy(points)  # (N, 2)
     if xy.ndim != 2 or xy.shape[1] != 2 or len(xy) != len(labels):
         raise ValueError(
-            f"scatter_labelled needs points of shape [N, 2] and N labels, got {xy.shape} and {len(labels)}"
+            _(
+                "scatter_labelled needs points of shape [N, 2] and N labels, got {shape} and "
+                "{n_labels}"
+            ).format(shape=xy.shape, n_labels=len(labels))
         )
     fig, ax = _new_axes(ax, figsize)
     _scatter_groups(ax, xy, groups)

@@ -46,8 +46,10 @@ def weights_from_qk(
         or q.dim() < 2
     ):
         raise ValueError(
-            "q and k must be tensors of the same shape [..., H, T, D], got "
-            f"{tuple(getattr(q, 'shape', ()))} and {tuple(getattr(k, 'shape', ()))}"
+            _(
+                "q and k must be tensors of the same shape [..., H, T, D], got {q_shape} and "
+                "{k_shape}"
+            ).format(q_shape=tuple(getattr(q, "shape", ())), k_shape=tuple(getattr(k, "shape", ())))
         )
     T = q.shape[-2]
     mask = attention.causal_mask(T, device=q.device) if causal else None  # (T, T)
@@ -97,7 +99,8 @@ def attention_row_table(
 
 def _table_html(table) -> str:
     return (
-        "<style>.tc-tab td,.tc-tab th{padding:1px 6px;border-bottom:1px solid #ddd;font:11px monospace;"
+        "<style>.tc-tab td,.tc-tab th{padding:1px 6px;border-bottom:1px solid #ddd;font:11px "
+        "monospace;"
         "white-space:pre}</style>" + table.to_html(classes="tc-tab", border=0)
     )
 
@@ -136,8 +139,9 @@ def _check_batched_qk(q, k) -> None:
         or q.shape != k.shape
     ):
         raise ValueError(
-            f"q and k must both have shape [B, H, T, D], got {tuple(getattr(q, 'shape', ()))} "
-            f"and {tuple(getattr(k, 'shape', ()))}"
+            _("q and k must both have shape [B, H, T, D], got {q_shape} and {k_shape}").format(
+                q_shape=tuple(getattr(q, "shape", ())), k_shape=tuple(getattr(k, "shape", ()))
+            )
         )
 
 

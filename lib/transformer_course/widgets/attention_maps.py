@@ -42,7 +42,11 @@ def as_layers(weights) -> np.ndarray:
         return data[None]
     if data.ndim == 4:
         return data
-    raise ValueError(f"weights must have shape [H, T, S] or [L, H, T, S], got {tuple(data.shape)}")
+    raise ValueError(
+        _("weights must have shape [H, T, S] or [L, H, T, S], got {shape}").format(
+            shape=tuple(data.shape)
+        )
+    )
 
 
 def position_labels(tokens: Sequence[str] | None, count: int, what: str) -> list[str]:
@@ -51,7 +55,11 @@ def position_labels(tokens: Sequence[str] | None, count: int, what: str) -> list
     if tokens is None:
         return [str(i) for i in range(count)]
     if len(tokens) != count:
-        raise ValueError(f"{what} must have {count} entries (one per position), got {len(tokens)}")
+        raise ValueError(
+            _("{what} must have {count} entries (one per position), got {n_tokens}").format(
+                what=what, count=count, n_tokens=len(tokens)
+            )
+        )
     return [token_label(str(t)) for t in tokens]
 
 
@@ -177,7 +185,9 @@ def head_split_figure(
     """
     data = to_numpy(matrix)
     if data.ndim != 2:
-        raise ValueError(f"matrix must be 2-D [T, C], got shape {tuple(data.shape)}")
+        raise ValueError(
+            _("matrix must be 2-D [T, C], got shape {shape}").format(shape=tuple(data.shape))
+        )
     T, C = data.shape
     _checks.integer("n_heads", n_heads)
     _checks.divides("n_heads", n_heads, "C", C, N_("so every head gets C // n_heads columns"))
@@ -283,7 +293,8 @@ class _Colours:
 def _html_css(annotate: bool) -> str:
     width, height = (30, 18) if annotate else (14, 14)  # pixels per cell
     return (
-        "<style>.tc-att{border-collapse:collapse;font:10px sans-serif;margin:0 12px 8px 0;line-height:1}"
+        "<style>.tc-att{border-collapse:collapse;font:10px sans-serif;margin:0 12px 8px "
+        "0;line-height:1}"
         f".tc-att td.w{{width:{width}px;min-width:{width}px;max-width:{width}px;height:{height}px;"
         "padding:0;text-align:center;font-size:8px}"
         ".tc-att th{font-weight:normal;padding:0 4px 0 0;white-space:pre;text-align:right}"

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...i18n import _
+from ... import _checks as check
+from ...i18n import N_, _
 from ..progress import checker_names
 from . import offline, sandbox
 from .probes import (
@@ -419,8 +420,7 @@ def _prepare(run: GradingRun) -> None:
 
 
 def _check_options(timeout: int, trusted: bool) -> None:
-    if timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout}")
+    check.number("timeout", timeout, above=0, hint=N_("(seconds)"))
     problem = sandbox.sandbox_problem()
     if problem and not trusted:
         raise sandbox.SandboxUnavailableError(
