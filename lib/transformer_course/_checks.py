@@ -148,6 +148,30 @@ def boolean(name: str, value: object) -> bool:
     return value
 
 
+def instance(
+    name: str,
+    value: object,
+    kind: type,
+    *,
+    expected: str = "",
+    hint: str = "",
+    optional: bool = False,
+) -> object:
+    """An instance of ``kind`` (or None, when ``optional``). ``expected`` names it in the message
+    (default: the class's name, e.g. "torch.nn.Module" for nn.Module); ``hint``, declared with
+    N_() by the caller, says where one comes from (e.g. "(from repeated_tokens)")."""
+    if isinstance(value, kind) or (optional and value is None):
+        return value
+    wanted = expected or kind.__name__
+    wanted += f" {_(hint)}" if hint else ""
+    message = (
+        _("{name} must be a {expected} or None, got {kind}")
+        if optional
+        else _("{name} must be a {expected}, got {kind}")
+    )
+    raise TypeError(message.format(name=name, expected=wanted, kind=_kind(value)))
+
+
 def choice(name: str, value: object, choices: Iterable[object]) -> object:
     """One of ``choices``."""
     choices = tuple(choices)

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from . import _checks as check
 from .i18n import N_, _, ngettext, pgettext
 from .machine import evaluating
 
@@ -200,10 +201,7 @@ def check_causal(
 
 def _checked_arguments(model: nn.Module, T: int | None, batch_size: int, atol: float) -> int:
     """``T`` (defaulted from the model's config) after checking every argument."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
-        )
+    check.instance("model", model, nn.Module, expected="torch.nn.Module")
     if T is None:
         limit = getattr(getattr(model, "config", None), "context_length", None)
         T = min(int(limit), 16) if isinstance(limit, int) else 8

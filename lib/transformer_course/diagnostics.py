@@ -138,8 +138,7 @@ class InitialLossCheck:
                 too_high += _(
                     " Or harmless: with a tied output layer, the scaled token table "
                     "(embedding_scale='sqrt_d_model') and a vocabulary this small, the input "
-                    "token's "
-                    "own logit stands out and lifts the first loss by about half a nat."
+                    "token's own logit stands out and lifts the first loss by about half a nat."
                 )
             return too_high
         return _(

@@ -240,10 +240,7 @@ class GPT(nn.Module):
 
     def __init__(self, config: GPTConfig) -> None:
         super().__init__()
-        if not isinstance(config, GPTConfig):
-            raise TypeError(
-                _("config must be a GPTConfig, got {kind}").format(kind=type(config).__name__)
-            )
+        check.instance("config", config, GPTConfig)
         self.config = config
         C = config.d_model
         self.token_embedding = nn.Embedding(config.vocab_size, C)  # (V, C)

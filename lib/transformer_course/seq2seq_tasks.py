@@ -28,8 +28,7 @@ SPECIAL = {PAD: "<pad>", BOS: "<bos>", EOS: "<eos>"}
 
 def encode_digits(digits: str) -> list[int]:
     """The digit string "0123" -> token ids [3, 4, 5, 6] (14_encoder_decoder)."""
-    if not isinstance(digits, str):
-        raise TypeError(_("digits must be a str, got {kind}").format(kind=type(digits).__name__))
+    check.instance("digits", digits, str)
     if not digits or not digits.isdigit() or not digits.isascii():
         raise ValueError(
             _("digits must be a non-empty string of the characters 0-9, got {digits!r}").format(

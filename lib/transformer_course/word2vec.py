@@ -48,8 +48,7 @@ def words(text: str) -> list[str]:
     word2vec works on whole words, not on the sub-word tokens of notebook 01: punctuation
     and digits are dropped.
     """
-    if not isinstance(text, str):
-        raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
+    check.instance("text", text, str)
     return _WORD.findall(text.lower())
 
 

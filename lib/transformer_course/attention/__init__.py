@@ -375,10 +375,7 @@ class MultiHeadAttention(nn.Module):
 
     def _check_inputs(self, x, context, mask, causal, cache) -> None:
         """The clear errors of a direct call (a GPT's layers skip them: see ``check_inputs``)."""
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(
-                _("cache must be a KVCache or None, got {kind}").format(kind=type(cache).__name__)
-            )
+        check.instance("cache", cache, KVCache, optional=True)
         if cache is not None and context is not None:
             raise ValueError(
                 _(

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .. import _checks as check
 from ..i18n import _
 from ..machine import unwrap
 from .files import (
@@ -117,10 +118,7 @@ def save_checkpoint(
     failed write raises :class:`CheckpointSaveError`. Either way an earlier file at ``path`` is
     left as it was.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
-        )
+    check.instance("model", model, nn.Module, expected="torch.nn.Module")
     reserved = _RESERVED & meta.keys()
     if reserved:
         raise ValueError(

@@ -89,10 +89,7 @@ def leaky_gpt(
     """A GPT (06_mask exercise) whose block ``layer`` has a broken causal mask; see
     :class:`_LeakyAttention` for ``diagonal`` and ``peek``. Everything else, weights included
     (seeded with ``seed``), is the course's model."""
-    if not isinstance(config, GPTConfig):
-        raise TypeError(
-            _("config must be a GPTConfig, got {kind}").format(kind=type(config).__name__)
-        )
+    check.instance("config", config, GPTConfig)
     check.integer("layer", layer, 0, config.n_layers - 1)
     with torch.random.fork_rng(devices=[]):  # seeded weights, the caller's random state untouched
         torch.manual_seed(seed)
@@ -226,8 +223,8 @@ def check_sees_the_future(answer: object, seed: int = 0, hint: bool = False) -> 
         True,
         _(
             "your test catches an off-by-one mask and a single leaking cell, and passes the "
-            "causal model. "
-            "`causality.check_causal` does the same for every t, and adds the gradient test."
+            "causal model. `causality.check_causal` does the same for every t, and adds the "
+            "gradient test."
         ),
         "",
     )
@@ -264,8 +261,8 @@ def check_broken_layer(answer: object, model: GPT | None = None, hint: bool = Fa
         ).format(expected=expected),
         _(
             "run `causality.check_causal(block.attn, causal=True, raise_on_leak=False)` on each "
-            "block of the model "
-            "and answer with the index (0-based) of the one that is not causal."
+            "block of the model and answer with the index (0-based) of the one that is not "
+            "causal."
         ),
     )
 
@@ -313,8 +310,7 @@ check_mask_future = build_exercise(
     slips={
         N_(
             "`triu()` with the diagonal: `torch.triu` keeps the diagonal by default (diagonal=0), "
-            "so "
-            "it hides each token's own key too; the future is `triu(diagonal=1)`"
+            "so it hides each token's own key too; the future is `triu(diagonal=1)`"
         ): (_triu_with_the_diagonal),
         N_(
             "0 instead of −∞ for the future (softmax gives e⁰ = 1, a share, not 0)"

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import _checks as check
-from ..i18n import _
+from ..i18n import N_, _
 from .data import RepeatBatch
 
 __all__ = ["copy_losses", "in_context_score", "induction_score", "previous_token_score"]
@@ -28,12 +28,7 @@ def _weights(weights: object) -> torch.Tensor:
 
 
 def _batch(batch: object) -> RepeatBatch:
-    if not isinstance(batch, RepeatBatch):
-        raise TypeError(
-            _("batch must be a RepeatBatch (from repeated_tokens), got {kind}").format(
-                kind=type(batch).__name__
-            )
-        )
+    check.instance("batch", batch, RepeatBatch, hint=N_("(from repeated_tokens)"))
     return batch
 
 

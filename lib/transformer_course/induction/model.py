@@ -59,10 +59,7 @@ class AttentionOnlyTransformer(nn.Module):
 
     def __init__(self, config: ToyConfig) -> None:
         super().__init__()
-        if not isinstance(config, ToyConfig):
-            raise TypeError(
-                _("config must be a ToyConfig, got {kind}").format(kind=type(config).__name__)
-            )
+        check.instance("config", config, ToyConfig)
         self.config = config
         self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
         self.position_embedding = nn.Embedding(config.context_length, config.d_model)

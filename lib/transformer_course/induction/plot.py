@@ -7,7 +7,7 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from .. import _checks as check
-from ..i18n import _
+from ..i18n import N_, _
 from ..viz import _new_axes as new_axes
 from ..viz import label
 from .data import RepeatBatch
@@ -56,12 +56,7 @@ def plot_repeat_row(batch: RepeatBatch, row: int = 0, ax: Axes | None = None) ->
     """One row of ``batch`` (a :class:`~.data.RepeatBatch`, tokens [B, T]) as a strip of cells
     with the token ids written in them: filler (and whatever follows the copies) grey, the first
     copy blue, the repeat orange (introduced in 16_induction_heads)."""
-    if not isinstance(batch, RepeatBatch):
-        raise TypeError(
-            _("batch must be a RepeatBatch (from repeated_tokens), got {kind}").format(
-                kind=type(batch).__name__
-            )
-        )
+    check.instance("batch", batch, RepeatBatch, hint=N_("(from repeated_tokens)"))
     B, T = batch.tokens.shape
     row = check.integer("row", row, 0, B - 1)
     f, p = int(batch.filler[row]), int(batch.period[row])

@@ -78,10 +78,7 @@ def _check_training(steps, seed, filler, every, lr, batch, probe, live) -> None:
         raise TypeError(
             _("filler must be a (min, max) pair of ints, got {value!r}").format(value=filler)
         )
-    if probe is not None and not isinstance(probe, RepeatBatch):
-        raise TypeError(
-            _("probe must be a RepeatBatch or None, got {kind}").format(kind=type(probe).__name__)
-        )
+    check.instance("probe", probe, RepeatBatch, optional=True)
     if live is not None and not callable(live):
         raise TypeError(_("live must be a callable live(step, history) or None"))
 

@@ -181,8 +181,7 @@ class BPE:
         ``"a tidy"`` -> ``["a</w>", " ", "tidy</w>"]`` once ``tidy</w>`` is a merged symbol;
         a word whose last character never merged with ``</w>`` ends with the token ``</w>``.
         """
-        if not isinstance(text, str):
-            raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
+        check.instance("text", text, str)
         ranks = {pair: rank for rank, pair in enumerate(self.merges)}
         cache: dict[str, Word] = {}
         tokens: list[str] = []
@@ -239,8 +238,7 @@ def train_bpe(text: str, num_merges: int) -> BPE:
     incrementally, touching only the words that contain the merged pair, so a few thousand
     merges on the 460k-character corpus take seconds.
     """
-    if not isinstance(text, str):
-        raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
+    check.instance("text", text, str)
     check.integer("num_merges", num_merges, minimum=0)
     counted = word_counts(text)
     words: list[list[str]] = [list(w) for w in counted]  # word types, in first-seen order

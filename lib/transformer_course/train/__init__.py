@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .. import _checks as check
 from ..checkpoint import (
     CheckpointSaveError,
     NonFiniteWeightsError,
@@ -101,10 +102,7 @@ def make_optimizer(
     CPU it is 4–8× faster than the default for the 6.8 M-parameter full-vocabulary model.
     Elsewhere ``foreach`` batches the updates. All three compute the same update.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
-        )
+    check.instance("model", model, nn.Module, expected="torch.nn.Module")
     params = [p for p in unwrap(model).parameters() if p.requires_grad]
     if not params:
         raise ValueError(_("model has no trainable parameters"))

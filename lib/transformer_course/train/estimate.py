@@ -97,14 +97,8 @@ def estimate_training_time(
     does. The first step (allocations, warm-up) is not counted; the median of the others is.
     ``train_ids`` [N] and ``val_ids`` [M] are 1-D token streams, as for ``train``.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
-        )
-    if not isinstance(config, TrainConfig):
-        raise TypeError(
-            _("config must be a TrainConfig, got {kind}").format(kind=type(config).__name__)
-        )
+    _checks.instance("model", model, nn.Module, expected="torch.nn.Module")
+    _checks.instance("config", config, TrainConfig)
     _checks.integer("probe_steps", probe_steps)
     clone = copy.deepcopy(unwrap(model))
     with _global_rng_restored():

@@ -22,6 +22,7 @@ import torch
 from torch import distributed as dist
 from torch import nn
 
+from .. import _checks as check
 from .. import data, machine
 from ..checkpoint import load_checkpoint, non_finite_tensors, save_checkpoint
 from ..diagnostics import perplexity
@@ -88,14 +89,8 @@ def start_run(
 
     The optimizer is ``train``'s to choose; :func:`resume` then continues from a checkpoint.
     """
-    if not isinstance(config, TrainConfig):
-        raise TypeError(
-            _("config must be a TrainConfig, got {kind}").format(kind=type(config).__name__)
-        )
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            _("model must be a torch.nn.Module, got {kind}").format(kind=type(model).__name__)
-        )
+    check.instance("config", config, TrainConfig)
+    check.instance("model", model, nn.Module, expected="torch.nn.Module")
     streams = {
         "train_ids": data.as_ids(train_ids, "train_ids").cpu(),
         "val_ids": data.as_ids(val_ids, "val_ids").cpu(),

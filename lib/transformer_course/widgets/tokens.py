@@ -43,8 +43,7 @@ class TokenPiece:
 
 def clean_text(text: str) -> str:
     """``text`` with lone surrogates (not encodable as UTF-8) replaced by U+FFFD."""
-    if not isinstance(text, str):
-        raise TypeError(_("text must be a str, got {kind}").format(kind=type(text).__name__))
+    _checks.instance("text", text, str)
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
